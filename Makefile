@@ -1,0 +1,53 @@
+# The README's two commands:
+#   make lab    set up .venv (first run only) and open the course in JupyterLab
+#   make test   set up .venv (first run only), lint, run the library tests and every notebook
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+PIP := $(VPY) -m pip
+# Written after a successful install; pip runs again only when these inputs change.
+STAMP := $(VENV)/.course-installed
+KERNEL_NAME := transformer-course
+KERNEL_DISPLAY := Transformer course
+
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Prefer the venv's kernels over any user-wide `python3` kernel of another Python.
+export JUPYTER_PREFER_ENV_PATH := 1
+
+# Jupyter refuses to start as root without this flag (containers, CI).
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+.PHONY: lab test install format
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT)
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VPY) -m pytest tests
+	@if find notebooks -maxdepth 1 -name '*.ipynb' 2>/dev/null | grep -q .; then \
+		echo "$(VPY) -m pytest --nbval notebooks --nbval-sanitize-with tests/nbval_sanitize.cfg"; \
+		$(VPY) -m pytest --nbval notebooks --nbval-sanitize-with tests/nbval_sanitize.cfg; \
+	else \
+		echo "No notebooks in notebooks/ yet: skipping the notebook run."; \
+	fi
+
+install: $(STAMP)
+
+# Apply ruff's formatting and safe lint fixes (notebooks included).
+format: $(STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+$(VPY):
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
+		{ echo "The course needs Python >= 3.10; '$(PYTHON)' is older. Try: make PYTHON=python3.11 ..."; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+
+# The package (editable) with its test tools, pinned by constraints.txt, and a named
+# Jupyter kernel inside the venv (--sys-prefix: nothing is written outside the repo).
+$(STAMP): pyproject.toml constraints.txt Makefile | $(VPY)
+	$(PIP) install -c constraints.txt -e '.[test]'
+	$(VPY) -m ipykernel install --sys-prefix --name $(KERNEL_NAME) --display-name "$(KERNEL_DISPLAY)"
+	@touch $@

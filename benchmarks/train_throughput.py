@@ -1,0 +1,125 @@
+"""Training throughput: transformer_lib.Transformer vs torch.nn.Transformer.
+
+Both models get the same embeddings, positional encoding and output layer; only the
+encoder-decoder stack differs. Steps of the two are interleaved in one run so that
+machine noise hits both alike; we report medians and the ratio (ours / PyTorch's).
+
+    python benchmarks/train_throughput.py [--steps 30] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import sys
+import time
+
+import torch
+from torch import nn
+
+from transformer_lib import Transformer, TransformerConfig, get_device, masks
+
+
+class TorchReference(nn.Module):
+    """``nn.Transformer`` between our embedding, positional and output layers."""
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        ours = Transformer(config)  # borrow identical non-stack modules
+        self.src_embed, self.tgt_embed = ours.src_embed, ours.tgt_embed
+        self.positional, self.output = ours.positional, ours.output
+        self.pad_id = config.pad_id
+        self.stack = nn.Transformer(
+            config.d_model,
+            config.n_heads,
+            config.n_encoder_layers,
+            config.n_decoder_layers,
+            config.d_ff,
+            config.dropout,
+            batch_first=True,
+        )
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+        src_pad, tgt_pad = src == self.pad_id, tgt == self.pad_id  # True = ignore
+        causal = ~masks.causal_mask(tgt.size(1), device=tgt.device)[0, 0]  # True = blocked
+        hidden = self.stack(
+            self.positional(self.src_embed(src)),
+            self.positional(self.tgt_embed(tgt)),
+            tgt_mask=causal,
+            src_key_padding_mask=src_pad,
+            tgt_key_padding_mask=tgt_pad,
+            memory_key_padding_mask=src_pad,
+        )
+        return self.output(hidden)
+
+
+def train_step(model, optimizer, src, tgt_in, tgt_out) -> None:
+    logits = model(src, tgt_in)  # (B, T, V)
+    loss = nn.functional.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=0)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=30, help="timed steps per model")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--length", type=int, default=16)
+    parser.add_argument("--vocab", type=int, default=1000)
+    parser.add_argument("--device", default=None, help="default: COURSE_DEVICE, else GPU, else CPU")
+    args = parser.parse_args(argv)
+
+    device = get_device(args.device)
+    torch.manual_seed(0)
+    config = TransformerConfig.small(
+        args.vocab, d_model=128, n_heads=4, d_ff=512, n_encoder_layers=2, n_decoder_layers=2
+    )
+    models = {"transformer_lib": Transformer(config), "nn.Transformer": TorchReference(config)}
+    optimizers = {}
+    for name, model in models.items():
+        model.to(device).train()
+        optimizers[name] = torch.optim.Adam(
+            model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9
+        )
+    # data drawn on the CPU generator, then moved: identical batches on every device
+    src = torch.randint(4, args.vocab, (args.batch, args.length)).to(device)
+    tgt = torch.randint(4, args.vocab, (args.batch, args.length + 1)).to(device)
+    tokens_per_step = args.batch * args.length * 2  # source + target tokens
+
+    times: dict[str, list[float]] = {name: [] for name in models}
+    for step in range(args.warmup + args.steps):
+        for name, model in models.items():  # interleaved: noise hits both alike
+            synchronize(device)
+            start = time.perf_counter()
+            train_step(model, optimizers[name], src, tgt[:, :-1], tgt[:, 1:])
+            synchronize(device)
+            if step >= args.warmup:
+                times[name].append(time.perf_counter() - start)
+
+    print(
+        f"device={device} torch={torch.__version__} threads={torch.get_num_threads()} "
+        f"batch={args.batch} length={args.length} vocab={args.vocab} steps={args.steps}"
+    )
+    throughput = {}
+    for name in models:
+        median = statistics.median(times[name])
+        throughput[name] = tokens_per_step / median
+        print(f"{name:16s} median step {median * 1e3:8.2f} ms   {throughput[name]:10.0f} tokens/s")
+    ratio = throughput["transformer_lib"] / throughput["nn.Transformer"]
+    print(f"ratio transformer_lib / nn.Transformer (tokens/s): {ratio:.3f}")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    print(f"peak RSS: {rss / 1024:.0f} MiB")
+    if device.type == "cuda":
+        print(f"peak CUDA memory: {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

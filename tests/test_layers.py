@@ -1,0 +1,182 @@
+import pytest
+import torch
+from torch import nn
+
+from transformer_lib import masks
+from transformer_lib.attention import MultiHeadAttention
+from transformer_lib.layers import DecoderLayer, EncoderLayer, FeedForward
+
+B, S, T, D, H, D_FF = 2, 7, 5, 16, 4, 32
+
+
+def _copy_attention(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
+    theirs.in_proj_weight.copy_(torch.cat([ours.w_q.weight, ours.w_k.weight, ours.w_v.weight]))
+    theirs.in_proj_bias.copy_(torch.cat([ours.w_q.bias, ours.w_k.bias, ours.w_v.bias]))
+    theirs.out_proj.weight.copy_(ours.w_o.weight)
+    theirs.out_proj.bias.copy_(ours.w_o.bias)
+
+
+@torch.no_grad()
+def _copy_layer(ours, theirs) -> None:
+    """Copy our layer's weights into the matching nn.Transformer*Layer."""
+    _copy_attention(ours.self_attn, theirs.self_attn)
+    if hasattr(ours, "cross_attn"):
+        _copy_attention(ours.cross_attn, theirs.multihead_attn)
+    for name in ("linear1", "linear2"):
+        getattr(theirs, name).load_state_dict(getattr(ours.feed_forward, name).state_dict())
+    for name in ("norm1", "norm2", "norm3"):
+        if hasattr(ours, name):
+            getattr(theirs, name).load_state_dict(getattr(ours, name).state_dict())
+
+
+def _randomise_norms(layer) -> None:
+    # nn.LayerNorm starts at gain 1, bias 0; random values make the copy test meaningful
+    with torch.no_grad():
+        for module in layer.modules():
+            if isinstance(module, nn.LayerNorm):
+                module.weight.normal_()
+                module.bias.normal_()
+
+
+def _padding(length: int) -> torch.Tensor:
+    tokens = torch.randint(1, 9, (B, length))
+    tokens[0, length - 2 :] = 0
+    return masks.padding_mask(tokens, 0)  # (B, 1, 1, L)
+
+
+def _compare_grads(ours: nn.Module, theirs: nn.Module) -> None:
+    for a, b in ((ours.feed_forward.linear1, theirs.linear1), (ours.norm1, theirs.norm1)):
+        torch.testing.assert_close(a.weight.grad, b.weight.grad)
+    torch.testing.assert_close(
+        ours.self_attn.w_o.weight.grad, theirs.self_attn.out_proj.weight.grad
+    )
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_layer_equals_nn_transformer_encoder_layer(norm_first):
+    ours = EncoderLayer(D, H, D_FF, dropout=0.0, norm_first=norm_first)
+    _randomise_norms(ours)
+    theirs = nn.TransformerEncoderLayer(
+        D, H, D_FF, dropout=0.0, batch_first=True, norm_first=norm_first
+    )
+    _copy_layer(ours, theirs)
+    x = torch.randn(B, S, D)
+    mask = _padding(S)
+    x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
+    out = ours(x1, mask)
+    expected = theirs(x2, src_key_padding_mask=~mask[:, 0, 0])  # torch: True = ignore
+    torch.testing.assert_close(out, expected)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    expected.backward(grad)
+    torch.testing.assert_close(x1.grad, x2.grad)
+    _compare_grads(ours, theirs)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_layer_equals_nn_transformer_decoder_layer(norm_first):
+    ours = DecoderLayer(D, H, D_FF, dropout=0.0, norm_first=norm_first)
+    _randomise_norms(ours)
+    theirs = nn.TransformerDecoderLayer(
+        D, H, D_FF, dropout=0.0, batch_first=True, norm_first=norm_first
+    )
+    _copy_layer(ours, theirs)
+    x, memory = torch.randn(B, T, D), torch.randn(B, S, D)  # S != T
+    tgt_tokens = torch.randint(1, 9, (B, T))
+    tgt_tokens[1, -1] = 0
+    tgt_mask = masks.target_mask(tgt_tokens, 0)  # (B, 1, T, T)
+    src_mask = _padding(S)
+    x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
+    m1, m2 = memory.clone().requires_grad_(), memory.clone().requires_grad_()
+    out = ours(x1, m1, tgt_mask, src_mask)
+    expected = theirs(
+        x2,
+        m2,
+        tgt_mask=~masks.causal_mask(T)[0, 0],
+        tgt_key_padding_mask=tgt_tokens == 0,
+        memory_key_padding_mask=~src_mask[:, 0, 0],
+    )
+    torch.testing.assert_close(out, expected)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    expected.backward(grad)
+    torch.testing.assert_close(x1.grad, x2.grad)
+    torch.testing.assert_close(m1.grad, m2.grad)
+    _compare_grads(ours, theirs)
+    torch.testing.assert_close(ours.norm3.weight.grad, theirs.norm3.weight.grad)
+
+
+def test_layers_use_nn_layer_norm_with_biased_variance():
+    """Our norms are nn.LayerNorm: (x - mean) / sqrt(biased var + eps) * gain + bias.
+
+    The usual hand-written mistakes (unbiased variance, std + eps) differ measurably.
+    """
+    layer = DecoderLayer(D, H, D_FF)
+    norms = [m for m in layer.modules() if "Norm" in type(m).__name__]
+    assert len(norms) == 3 and all(type(m) is nn.LayerNorm for m in norms)
+    x = torch.randn(4, 8, D)
+    mean = x.mean(-1, keepdim=True)
+    by_formula = (x - mean) / torch.sqrt(x.var(-1, unbiased=False, keepdim=True) + 1e-5)
+    torch.testing.assert_close(layer.norm1(x), by_formula)
+    unbiased = (x - mean) / torch.sqrt(x.var(-1, unbiased=True, keepdim=True) + 1e-5)
+    std_plus_eps = (x - mean) / (x.std(-1, keepdim=True) + 1e-5)
+    for wrong in (unbiased, std_plus_eps):
+        assert not torch.allclose(layer.norm1(x), wrong, atol=1e-3)
+
+
+def test_feed_forward_acts_on_each_position_alone():
+    ff = FeedForward(D, D_FF, dropout=0.0)
+    x = torch.randn(B, S, D)
+    out = ff(x)
+    torch.testing.assert_close(out[:, 3], ff(x[:, 3:4])[:, 0])
+    expected = ff.linear2(torch.relu(ff.linear1(x)))
+    torch.testing.assert_close(out, expected)
+
+
+def test_layers_return_attention_weights_on_request():
+    encoder_layer = EncoderLayer(D, H, D_FF)
+    out, weights = encoder_layer(torch.randn(B, S, D), _padding(S), return_attention=True)
+    assert out.shape == (B, S, D) and weights.shape == (B, H, S, S)
+    decoder_layer = DecoderLayer(D, H, D_FF)
+    out, self_w, cross_w = decoder_layer(
+        torch.randn(B, T, D),
+        torch.randn(B, S, D),
+        masks.causal_mask(T),
+        _padding(S),
+        return_attention=True,
+    )
+    assert self_w.shape == (B, H, T, T) and cross_w.shape == (B, H, T, S)
+
+
+def test_dropout_acts_on_the_sublayer_output_not_after_the_norm():
+    """With post-norm the layer output is a LayerNorm output even in training mode."""
+    layer = EncoderLayer(D, H, D_FF, dropout=0.5).train()
+    out = layer(torch.randn(B, S, D))
+    torch.testing.assert_close(out.mean(-1), torch.zeros(B, S), atol=1e-5, rtol=0)
+    assert (out != 0).all()  # nothing was dropped after the norm
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (
+            lambda: EncoderLayer(D, H, D_FF)(torch.randn(B, S, D + 1)),
+            ValueError,
+            r"`x` must be of width d_model=16 in its last dimension; got shape \(2, 7, 17\)",
+        ),
+        (
+            lambda: DecoderLayer(D, H, D_FF)(torch.randn(B, T, D), torch.randn(B, S)),
+            ValueError,
+            r"`memory` must be a 3-D tensor of shape \(B, S, D\); got 2-D float32 \(2, 7\)",
+        ),
+        (lambda: FeedForward(D, 0), ValueError, r"`d_ff` must be an int >= 1; got 0"),
+        (
+            lambda: FeedForward(D, D_FF, dropout=1.0),
+            ValueError,
+            r"`dropout` must be a float in \[0, 1\); got 1.0",
+        ),
+    ],
+)
+def test_bad_input_is_named(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

@@ -1,0 +1,162 @@
+import pytest
+import torch
+from torch import nn
+
+from transformer_lib import masks
+from transformer_lib.config import TransformerConfig
+from transformer_lib.model import Transformer, count_parameters
+
+V = 30
+
+
+def _model(**overrides) -> Transformer:
+    config = TransformerConfig.small(V, d_model=32, n_heads=4, d_ff=64, max_len=20, **overrides)
+    return Transformer(config).eval()
+
+
+def _tokens(batch: int, length: int) -> torch.Tensor:
+    return torch.randint(4, V, (batch, length))
+
+
+def test_paper_base_parameter_count():
+    """The base model has 63,119,496 parameters; the paper's Table 3 says "65M".
+
+    With a shared vocabulary of V = 37000 and D = 512, d_ff = 2048, N = 6:
+      embedding, shared by source, target and the output layer (§3.4): V·D = 18,944,000
+      output bias: V = 37,000
+      attention block: 4 projections of D·D + D = 4·262,656 = 1,050,624
+      feed-forward: D·d_ff + d_ff + d_ff·D + D = 2,099,712
+      LayerNorm: 2·D = 1,024
+      encoder layer = 1 attention + FFN + 2 norms = 3,152,384;  × 6 = 18,914,304
+      decoder layer = 2 attention + FFN + 3 norms = 4,204,032;  × 6 = 25,224,192
+      total = 18,944,000 + 37,000 + 18,914,304 + 25,224,192 = 63,119,496 ≈ 63M.
+    The paper does not list its exact vocabulary size for this count; the ≈2M gap to
+    "65M" is about 4k more vocabulary rows (2M / 512), so "65M" is consistent within rounding
+    of V. Untied embeddings would add 2·V·D ≈ 37.9M.
+    """
+    model = Transformer(TransformerConfig())
+    assert count_parameters(model) == 63_119_496
+    untied = Transformer(TransformerConfig(share_embeddings=False, tie_output=False))
+    assert count_parameters(untied) - count_parameters(model) == 2 * 37000 * 512
+
+
+def test_weight_tying_shares_one_matrix():
+    model = _model()
+    assert model.src_embed is model.tgt_embed
+    assert model.output.weight is model.tgt_embed.embedding.weight
+    untied = Transformer(TransformerConfig.small(V, 40, share_embeddings=False, tie_output=False))
+    assert untied.output.weight is not untied.tgt_embed.embedding.weight
+
+
+def test_forward_shapes_and_attention_per_layer_and_head():
+    model = _model()
+    src, tgt = _tokens(2, 7), _tokens(2, 5)
+    logits, weights = model(src, tgt, return_attention=True)
+    assert logits.shape == (2, 5, V)
+    assert [w.shape for w in weights["encoder"]] == [(2, 4, 7, 7)] * 2
+    assert [w.shape for w in weights["decoder_self"]] == [(2, 4, 5, 5)] * 2
+    assert [w.shape for w in weights["cross"]] == [(2, 4, 5, 7)] * 2
+    torch.testing.assert_close(model(src, tgt), logits)
+
+
+def test_encode_decode_equals_forward():
+    model = _model()
+    src, tgt = _tokens(2, 7), _tokens(2, 5)
+    src_mask = masks.padding_mask(src, 0)
+    logits = model.decode(tgt, model.encode(src, src_mask), src_mask)
+    torch.testing.assert_close(logits, model(src, tgt))
+
+
+def test_decoder_output_at_t_ignores_later_tokens():
+    model = _model()
+    src, tgt = _tokens(2, 7), _tokens(2, 6)
+    changed = tgt.clone()
+    changed[:, 3:] = _tokens(2, 3)
+    before, after = model(src, tgt), model(src, changed)
+    torch.testing.assert_close(before[:, :3], after[:, :3])
+    assert not torch.allclose(before[:, 3:], after[:, 3:])
+
+
+def test_padding_content_does_not_change_real_positions():
+    model = _model()
+    src, tgt = _tokens(2, 7), _tokens(2, 6)
+    src[0, 4:] = 0
+    tgt[1, 4:] = 0
+    src_mask, tgt_mask = masks.padding_mask(src, 0), masks.target_mask(tgt, 0)
+    logits = model(src, tgt, src_mask, tgt_mask)
+    # same masks, different (garbage) tokens in the padded slots
+    src2, tgt2 = src.clone(), tgt.clone()
+    src2[0, 4:], tgt2[1, 4:] = _tokens(1, 3)[0], _tokens(1, 2)[0]
+    logits2 = model(src2, tgt2, src_mask, tgt_mask)
+    torch.testing.assert_close(logits[0], logits2[0])
+    torch.testing.assert_close(logits[1, :4], logits2[1, :4])
+
+
+def test_pre_norm_model_ends_with_a_layer_norm():
+    model = _model(norm_first=True)
+    assert isinstance(model.encoder.norm, nn.LayerNorm)
+    assert isinstance(_model().encoder.norm, nn.Identity)  # post-norm layers end normalised
+    assert model(_tokens(1, 4), _tokens(1, 3)).shape == (1, 3, V)
+
+
+def test_model_learns_to_copy():
+    """A 1-layer model learns to copy 6 digits in a few hundred steps."""
+    config = TransformerConfig.small(
+        14, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, dropout=0.0
+    )
+    model = Transformer(config)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    for _ in range(300):
+        src = torch.randint(4, 14, (32, 6))
+        tgt = torch.cat([torch.full((32, 1), 2), src], dim=1)  # <bos> = 2, then the copy
+        logits = model(src, tgt[:, :-1])
+        loss = nn.functional.cross_entropy(logits.flatten(0, 1), tgt[:, 1:].flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    src = torch.randint(4, 14, (64, 6))
+    tgt = torch.cat([torch.full((64, 1), 2), src], dim=1)
+    accuracy = (model(src, tgt[:, :-1]).argmax(-1) == src).float().mean().item()
+    assert accuracy > 0.95
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (
+            lambda m: m(_tokens(2, 7) + V, _tokens(2, 5)),
+            ValueError,
+            r"`src` must be token ids in \[0, 30\) \(the vocabulary size\); got ids in",
+        ),
+        (
+            lambda m: m(_tokens(2, 7).float(), _tokens(2, 5)),
+            TypeError,
+            r"`src` must be an integer tensor of token ids of shape \(B, S\); got float32 \(2, 7\)",
+        ),
+        (
+            lambda m: m(_tokens(2, 7), _tokens(2, 5)[0]),
+            ValueError,
+            r"`tgt` must be a 2-D tensor of shape \(B, T\); got 1-D int64 \(5,\)",
+        ),
+        (
+            lambda m: m(_tokens(2, 7), _tokens(2, 5), src_mask=torch.ones(2, 7)),
+            TypeError,
+            r"`src_mask` must be bool \(True = may attend\) broadcastable to \(B, 1, 1, S\)="
+            r"\(2, 1, 1, 7\); got float32 \(2, 7\)\. Build it with transformer_lib.masks",
+        ),
+        (
+            lambda m: m(_tokens(2, 7), _tokens(2, 5), tgt_mask=masks.causal_mask(4)),
+            ValueError,
+            r"`tgt_mask` must be bool .* \(B, 1, T, T\)=\(2, 1, 5, 5\); got bool \(1, 1, 4, 4\)",
+        ),
+        (
+            lambda m: m(_tokens(1, 21), _tokens(1, 5)),
+            ValueError,
+            r"`x` must be at most max_len=20 positions long; got length 21",
+        ),
+    ],
+)
+def test_bad_input_is_named(call, error, match):
+    with pytest.raises(error, match=match):
+        call(_model())

@@ -1,0 +1,39 @@
+"""transformer_lib: the small library behind the Transformer course.
+
+One module per concept, in the order the notebooks teach them:
+config, embeddings, masks, attention, layers, model (and data, train, decode,
+viz, widgets, exercises as the course grows). Masks are bool, True = may attend.
+"""
+
+from transformer_lib.attention import MultiHeadAttention, scaled_dot_product_attention
+from transformer_lib.config import TransformerConfig
+from transformer_lib.device import get_device
+from transformer_lib.embeddings import (
+    PositionalEncoding,
+    TokenEmbedding,
+    sinusoidal_positional_encoding,
+)
+from transformer_lib.layers import DecoderLayer, EncoderLayer, FeedForward
+from transformer_lib.masks import causal_mask, padding_mask, target_mask
+from transformer_lib.model import Decoder, Encoder, Transformer, count_parameters
+
+__all__ = [
+    "MultiHeadAttention",
+    "scaled_dot_product_attention",
+    "TransformerConfig",
+    "get_device",
+    "PositionalEncoding",
+    "TokenEmbedding",
+    "sinusoidal_positional_encoding",
+    "DecoderLayer",
+    "EncoderLayer",
+    "FeedForward",
+    "causal_mask",
+    "padding_mask",
+    "target_mask",
+    "Decoder",
+    "Encoder",
+    "Transformer",
+    "count_parameters",
+]
+__version__ = "0.1.0"

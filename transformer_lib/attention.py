@@ -1,0 +1,139 @@
+"""Scaled dot-product attention and multi-head attention (paper §3.2).
+
+Shapes:
+    B batch, H heads, T query length, S key/value length, D d_model, Dh = D / H.
+Masks are bool and True means "may attend" (see ``masks``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from transformer_lib._checks import check_int, check_mask, check_probability, check_tensor, fail
+
+
+def scaled_dot_product_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    dropout: nn.Module | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V   (§3.2.1, equation 1).
+
+    Masked scores are set to -inf (not -1e9, which overflows float16). A query row
+    with nothing to attend to gets all-zero weights, so its output is zero, never NaN.
+
+    Shapes: q (..., T, d_k), k (..., S, d_k), v (..., S, d_v), mask broadcastable to
+    (..., T, S) -> output (..., T, d_v), weights (..., T, S).
+    """
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        check_tensor(name, x, floating=True, shape_hint="(..., L, d)")
+        if x.dim() < 2:
+            fail(name, "at least 2-D (..., L, d)", f"{x.dim()}-D {tuple(x.shape)}")
+    if k.size(-1) != q.size(-1):
+        fail("k", f"last dimension d_k={q.size(-1)} like q", f"shape {tuple(k.shape)}")
+    if v.size(-2) != k.size(-2):
+        fail("v", f"the same length S={k.size(-2)} as k", f"shape {tuple(v.shape)}")
+    scores_shape = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.size(-2), k.size(-2))
+    check_mask("mask", mask, scores_shape, "(..., T, S)", same_rank=False)
+
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., T, d_k) @ (..., d_k, S)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+        # softmax over a row of only -inf is NaN: give such rows zeros instead
+        empty_rows = ~mask.any(dim=-1, keepdim=True)  # (..., T, 1)
+        scores = scores.masked_fill(empty_rows, 0.0)
+    weights = torch.softmax(scores, dim=-1)  # normalise over keys: rows sum to 1
+    if mask is not None:
+        weights = weights.masked_fill(empty_rows, 0.0)
+    if dropout is not None:
+        weights = dropout(weights)
+    return weights @ v, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
+
+
+class MultiHeadAttention(nn.Module):
+    """h attention heads in parallel, concatenated and projected (§3.2.2).
+
+    MultiHead(Q, K, V) = Concat(head_1, …, head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
+    The h projections W_i^Q are stored side by side in one (D, D) ``nn.Linear`` each.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
+        super().__init__()
+        check_int("d_model", d_model, minimum=1)
+        check_int("n_heads", n_heads, minimum=1)
+        check_probability("dropout", dropout)
+        if d_model % n_heads:
+            fail(
+                "d_model",
+                f"divisible by n_heads={n_heads}",
+                str(d_model),
+                "Each head gets d_model / n_heads dimensions.",
+            )
+        self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        """Shapes: (B, L, D) -> (B, H, L, Dh). Each sequence keeps its own length L."""
+        B, L, _ = x.shape
+        return x.view(B, L, self.n_heads, self.d_k).transpose(
+            1, 2
+        )  # (B, L, H, Dh) -> (B, H, L, Dh)
+
+    def merge_heads(self, x: torch.Tensor) -> torch.Tensor:
+        """Shapes: (B, H, L, Dh) -> (B, L, D)."""
+        B, _, L, _ = x.shape
+        return x.transpose(1, 2).reshape(B, L, self.d_model)  # (B, L, H, Dh) -> (B, L, D)
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Shapes: query (B, T, D), key and value (B, S, D), mask broadcastable to
+        (B, H, T, S) -> output (B, T, D) [, weights (B, H, T, S)]."""
+        self._check_inputs(query, key, value, mask)
+        q = self.split_heads(self.w_q(query))  # (B, T, D) -> (B, H, T, Dh)
+        k = self.split_heads(self.w_k(key))  # (B, S, D) -> (B, H, S, Dh)
+        v = self.split_heads(self.w_v(value))  # (B, S, D) -> (B, H, S, Dh)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
+        output = self.w_o(self.merge_heads(heads))  # (B, H, T, Dh) -> (B, T, D)
+        return (output, weights) if return_attention else output
+
+    def _check_inputs(self, query, key, value, mask) -> None:
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            check_tensor(name, x, ndim=3, floating=True, shape_hint="(B, L, D)")
+            if x.size(-1) != self.d_model:
+                fail(
+                    name,
+                    f"of width d_model={self.d_model} in its last dimension",
+                    f"shape {tuple(x.shape)}",
+                )
+        if key.shape[:2] != value.shape[:2]:
+            fail(
+                "value",
+                f"the same (B, S)={tuple(key.shape[:2])} as key",
+                f"shape {tuple(value.shape)}",
+            )
+        if query.size(0) != key.size(0):
+            fail(
+                "key",
+                f"the same batch size B={query.size(0)} as query",
+                f"shape {tuple(key.shape)}",
+            )
+        B, T, S = query.size(0), query.size(1), key.size(1)
+        check_mask("mask", mask, (B, self.n_heads, T, S), "(B, H, T, S)")
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}"

@@ -1,0 +1,96 @@
+"""Model hyper-parameters in one frozen, validated dataclass (paper §3, Table 3)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+from transformer_lib._checks import check_int, check_probability, fail
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Hyper-parameters of the encoder–decoder Transformer.
+
+    Defaults are the paper's *base* model (Table 3). ``TransformerConfig.small()``
+    is the size the notebooks train on a laptop CPU.
+    """
+
+    # WMT14 En-De used a shared byte-pair vocabulary of about 37000 tokens (§5.1).
+    src_vocab_size: int = 37000
+    tgt_vocab_size: int = 37000
+    d_model: int = 512  # width of every residual stream vector (§3)
+    n_heads: int = 8  # h = 8, so d_k = d_v = 64 (§3.2.2)
+    d_ff: int = 2048  # inner width of the position-wise FFN, 4 x d_model (§3.3)
+    n_encoder_layers: int = 6  # N = 6 (§3.1)
+    n_decoder_layers: int = 6
+    dropout: float = 0.1  # P_drop = 0.1 for the base model (§5.4)
+    max_len: int = 512  # longest sequence the positional table covers
+    pad_id: int = 0  # id of <pad>; masks are derived from it
+    norm_first: bool = False  # paper: post-norm, LayerNorm(x + Sublayer(x)) (§3.1)
+    share_embeddings: bool = True  # one matrix for source and target embeddings (§3.4)
+    tie_output: bool = True  # the pre-softmax linear layer reuses the target embedding (§3.4)
+    learned_positions: bool = False  # §3.5: learned positions "nearly identical" results
+    layer_norm_eps: float = 1e-5  # nn.LayerNorm's default
+
+    def __post_init__(self) -> None:
+        for name in (
+            "src_vocab_size",
+            "tgt_vocab_size",
+            "d_model",
+            "n_heads",
+            "d_ff",
+            "n_encoder_layers",
+            "n_decoder_layers",
+            "max_len",
+        ):
+            check_int(name, getattr(self, name), minimum=1)
+        check_int("pad_id", self.pad_id, minimum=0)
+        check_probability("dropout", self.dropout)
+        if self.d_model % self.n_heads:
+            fail(
+                "d_model",
+                f"divisible by n_heads={self.n_heads}",
+                str(self.d_model),
+                "Each head gets d_model / n_heads dimensions.",
+            )
+        if not self.learned_positions and self.d_model % 2:
+            fail("d_model", "even for sinusoidal positions (sin/cos pairs)", str(self.d_model))
+        if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
+            fail(
+                "share_embeddings",
+                "False when the vocabularies differ",
+                f"True with src_vocab_size={self.src_vocab_size}, "
+                f"tgt_vocab_size={self.tgt_vocab_size}",
+            )
+        if self.pad_id >= min(self.src_vocab_size, self.tgt_vocab_size):
+            fail("pad_id", "a valid id in both vocabularies", str(self.pad_id))
+
+    @property
+    def d_k(self) -> int:
+        """Width of one head: d_k = d_v = d_model / h (§3.2.2)."""
+        return self.d_model // self.n_heads
+
+    @classmethod
+    def small(
+        cls, src_vocab_size: int = 1000, tgt_vocab_size: int | None = None, **overrides
+    ) -> TransformerConfig:
+        """A model that trains in about a minute on a laptop CPU (notebooks)."""
+        tgt_vocab_size = src_vocab_size if tgt_vocab_size is None else tgt_vocab_size
+        values = dict(
+            d_model=128,
+            n_heads=4,
+            d_ff=512,
+            n_encoder_layers=2,
+            n_decoder_layers=2,
+            max_len=128,
+            share_embeddings=src_vocab_size == tgt_vocab_size,
+        )
+        values.update(overrides)
+        return cls(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, **values)
+
+    def replace(self, **changes) -> TransformerConfig:
+        """A copy with some fields changed (validated again)."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
