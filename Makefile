@@ -18,7 +18,7 @@ export JUPYTER_PREFER_ENV_PATH := 1
 # Jupyter refuses to start as root without this flag (containers, CI).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test install format
+.PHONY: lab test install format student
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT)
@@ -34,6 +34,10 @@ test: $(STAMP)
 	fi
 
 install: $(STAMP)
+
+# The student edition: every notebook with its solutions replaced by stubs, in student/.
+student: $(STAMP)
+	$(VPY) tools/make_student.py --src notebooks --out student
 
 # Apply ruff's formatting and safe lint fixes (notebooks included).
 format: $(STAMP)

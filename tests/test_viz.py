@@ -1,0 +1,166 @@
+"""viz: every plot labels its axes, returns its Axes and never saves or shows."""
+
+import os
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from transformer_lib import viz  # noqa: E402
+from transformer_lib.config import TransformerConfig  # noqa: E402
+from transformer_lib.embeddings import sinusoidal_positional_encoding  # noqa: E402
+from transformer_lib.masks import causal_mask, padding_mask  # noqa: E402
+
+QUERY = ["ich", "sehe", "den", "Hund"]
+KEYS = ["I", "see", "the", "dog", "<eos>"]
+
+
+@pytest.fixture(autouse=True)
+def _no_save_or_show(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("viz must never save or show a figure")
+
+    monkeypatch.setattr(Figure, "savefig", refuse)
+    monkeypatch.setattr(plt, "show", refuse)
+    yield
+    plt.close("all")
+
+
+def _ticks(labels) -> list[str]:
+    return [label.get_text() for label in labels]
+
+
+def _weights(*shape):
+    return torch.softmax(torch.randn(*shape), dim=-1)
+
+
+def test_plot_attention_puts_keys_on_x_and_queries_on_y_with_a_colour_bar():
+    ax = viz.plot_attention(_weights(4, 5), QUERY, KEYS, title="cross-attention")
+    assert isinstance(ax, Axes)
+    assert _ticks(ax.get_xticklabels()) == KEYS and _ticks(ax.get_yticklabels()) == QUERY
+    assert "key" in ax.get_xlabel() and "query" in ax.get_ylabel()
+    assert ax.get_title() == "cross-attention"
+    assert len(ax.figure.axes) == 2  # the heatmap and its colour bar
+    np.testing.assert_allclose(ax.images[0].get_array().sum(axis=1), 1.0, rtol=1e-6)
+
+
+def test_plot_attention_draws_into_a_given_axes_and_drops_batch_and_head_axes():
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert viz.plot_attention(_weights(1, 1, 4, 5), QUERY, KEYS, ax=ax) is ax
+    assert ax.images[0].get_array().shape == (4, 5)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: viz.plot_attention(_weights(2, 4, 5), QUERY, KEYS), r"`weights` must be a 2-D"),
+        (lambda: viz.plot_attention(_weights(4, 5), KEYS, QUERY), r"`x_labels` must be 5 labels"),
+        (lambda: viz.plot_pe_curves(torch.zeros(10, 4), [4]), r"`dims` must be column indices"),
+        (lambda: viz.plot_alignment(_weights(2, 2), [(0, 2)], "ab", "cd"), r"`gold` must be"),
+        (lambda: viz.show_heatmaps(torch.zeros(2, 2, 2, 3, 3)), r"`matrices` must be"),
+    ],
+)
+def test_bad_input_raises_the_house_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("n_heads", [1, 3, 6])
+def test_plot_attention_heads_draws_any_number_of_heads(n_heads):
+    axes = viz.plot_attention_heads(_weights(n_heads, 4, 5), QUERY, KEYS, title="heads")
+    drawn = [ax for ax in axes.ravel() if ax.images]
+    assert len(drawn) == n_heads
+    assert [ax.get_title() for ax in drawn] == [f"head {h}" for h in range(n_heads)]
+    assert _ticks(drawn[0].get_xticklabels()) == KEYS
+    assert drawn[0].figure._suptitle.get_text() == "heads"
+
+
+def test_show_heatmaps_takes_any_grid_with_one_colour_scale():
+    axes = viz.show_heatmaps(torch.rand(2, 3, 4, 4), titles=[f"m{i}" for i in range(6)])
+    assert axes.shape == (2, 3)
+    limits = {ax.images[0].get_clim() for ax in axes.ravel()}
+    assert len(limits) == 1
+    assert axes[1, 2].get_title() == "m5" and axes[1, 0].get_xlabel() == "key"
+    ragged = viz.show_heatmaps([[torch.eye(3)], [torch.eye(3), torch.ones(3, 3)]])
+    assert ragged.shape == (2, 2) and not ragged[0, 1].axison
+
+
+def test_plot_heatmap_annotates_values_when_asked():
+    ax = viz.plot_heatmap(torch.tensor([[0.25, 0.75]]), annotate=True, colorbar=False)
+    assert [t.get_text() for t in ax.texts] == ["0.25", "0.75"]
+    assert len(ax.figure.axes) == 1
+
+
+def test_plot_mask_shows_true_as_may_attend_and_broadcasts_padding_masks():
+    ax = viz.plot_mask(causal_mask(4), title="causal")
+    assert ax.images[0].get_array().tolist() == torch.tril(torch.ones(4, 4)).tolist()
+    colour_bar = ax.figure.axes[-1]
+    assert "may attend" in " ".join(_ticks(colour_bar.get_yticklabels()))
+    pad = padding_mask(torch.tensor([[5, 6, 0]]), pad_id=0)  # (1, 1, 1, 3)
+    ax = viz.plot_mask(pad, shape=(3, 3))
+    assert ax.images[0].get_array().tolist() == [[1, 1, 0]] * 3
+
+
+def test_plot_mask_rejects_a_float_score_mask():
+    with pytest.raises(TypeError, match="`mask` must be bool"):
+        viz.plot_mask(torch.tensor([[0.0, float("-inf")]]))
+
+
+def test_positional_encoding_plots_label_positions_and_dimensions():
+    table = sinusoidal_positional_encoding(20, 8)
+    ax = viz.plot_positional_encoding(table)
+    assert ax.get_ylabel() == "position pos" and ax.get_xlabel() == "dimension i"
+    assert ax.images[0].get_clim() == (-1.0, 1.0)
+    ax = viz.plot_pe_curves(table, [0, 3])
+    assert [line.get_label() for line in ax.lines] == ["dim 0", "dim 3"]
+    np.testing.assert_allclose(ax.lines[1].get_ydata(), table[:, 3].numpy())
+
+
+@pytest.mark.parametrize("config", [None, TransformerConfig.small()])
+def test_plot_architecture_draws_both_stacks(config):
+    ax = viz.plot_architecture(config=config)
+    texts = " ".join(t.get_text() for t in ax.texts)
+    for part in ("Masked Multi-Head", "Feed\nForward", "Add & Norm", "Softmax", "Positional"):
+        assert part in texts
+    assert ("2×" in texts) == (config is not None) and ("N×" in texts) == (config is None)
+    assert len(ax.patches) > 20
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        [3.0, 2.0, 1.5],
+        {"step": [10, 20, 30], "train_loss": [3.0, 2.0, 1.5], "valid_loss": [3.2, 2.5, 2.0]},
+        [{"step": 10, "loss": 3.0}, {"step": 20, "loss": 2.0}, {"step": 30, "loss": 1.5}],
+    ],
+)
+def test_plot_loss_curve_accepts_lists_dicts_and_records(history):
+    ax = viz.plot_loss_curve(history)
+    assert ax.get_xlabel() == "step" and ax.get_ylabel() == "loss"
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [3.0, 2.0, 1.5])
+    if isinstance(history, dict) or isinstance(history[0], dict):
+        assert list(ax.lines[0].get_xdata()) == [10, 20, 30]
+
+
+def test_plot_lr_schedule_marks_the_warmup():
+    steps = torch.arange(1, 101)
+    lrs = torch.minimum(steps**-0.5, steps * 10**-1.5)
+    ax = viz.plot_lr_schedule(steps, lrs, warmup_steps=10)
+    assert ax.get_ylabel() == "learning rate"
+    assert any("warmup" in line.get_label() for line in ax.lines)
+    with pytest.raises(ValueError, match="`lrs` must be 100 values"):
+        viz.plot_lr_schedule(steps, lrs[:-1])
+
+
+def test_plot_alignment_boxes_gold_pairs_in_pharaoh_order():
+    src, tgt = ["I", "see", "dogs"], ["ich", "sehe", "Hunde", "."]
+    ax = viz.plot_alignment(_weights(4, 3), [(0, 0), (1, 1), (2, 2)], src, tgt)
+    boxes = [p for p in ax.patches if p.get_edgecolor()[:3] == (1.0, 0.0, 0.0)]
+    assert [(b.get_x() + 0.5, b.get_y() + 0.5) for b in boxes] == [(0, 0), (1, 1), (2, 2)]
+    assert _ticks(ax.get_xticklabels()) == src and _ticks(ax.get_yticklabels()) == tgt
