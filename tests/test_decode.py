@@ -1,0 +1,159 @@
+"""transformer_lib.decode: greedy search and beam search."""
+
+import pytest
+import torch
+
+from transformer_lib import Transformer, TransformerConfig
+from transformer_lib.decode import beam_search, greedy_decode, length_penalty
+from transformer_lib.vocab import EOS_ID, PAD_ID, Vocab
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    # tiny models gain nothing from a second thread, and on a busy machine it only waits
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+WORDS = ["the", "dog", "sees", "a", "cat", "."]
+SRC_VOCAB = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", *WORDS])
+TGT_VOCAB = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "der", "Hund", "sieht", "eine", "Katze"])
+
+
+def random_model(eos_bias: float = 2.0, seed: int = 0) -> Transformer:
+    """An untrained model whose <eos> logit is raised, so outputs end at varied lengths."""
+    torch.manual_seed(seed)
+    config = TransformerConfig.small(
+        len(SRC_VOCAB),
+        len(TGT_VOCAB),
+        d_model=32,
+        n_heads=4,
+        d_ff=64,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        max_len=40,
+        dropout=0.1,
+    )
+    model = Transformer(config)
+    with torch.no_grad():
+        model.output.weight.mul_(4.0)  # peakier distributions: the searches disagree more
+        model.output.bias[EOS_ID] += eos_bias
+    return model
+
+
+def random_src(B: int = 6, S: int = 7, seed: int = 1) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
+    src = torch.randint(4, len(SRC_VOCAB), (B, S), generator=generator)
+    src[1, 4:] = PAD_ID  # shorter sentences in the batch
+    src[3, 2:] = PAD_ID
+    return src
+
+
+def sequence_log_prob(model, src, out) -> torch.Tensor:
+    """Score each output by teacher forcing: sum of its tokens' log-probabilities."""
+    model.eval()
+    with torch.no_grad():
+        bos = torch.full((out.size(0), 1), 2, dtype=torch.long)
+        log_probs = torch.log_softmax(model(src, torch.cat([bos, out[:, :-1]], 1)), -1)
+    token_log_probs = log_probs.gather(-1, out.unsqueeze(-1)).squeeze(-1)  # (B, L)
+    return token_log_probs.masked_fill(out == PAD_ID, 0.0).sum(dim=1)
+
+
+def test_greedy_stops_at_eos_and_pads_after_it():
+    model = random_model()
+    out, scores = greedy_decode(model, random_src(), max_len=12, return_scores=True)
+    assert out.shape[0] == 6 and out.shape[1] <= 12 and scores.shape == (6,)
+    for row in out.tolist():
+        if EOS_ID in row:
+            end = row.index(EOS_ID)
+            assert all(t == PAD_ID for t in row[end + 1 :])
+        assert PAD_ID not in row[: row.index(EOS_ID) if EOS_ID in row else len(row)]
+    assert any(EOS_ID in row for row in out.tolist())
+    torch.testing.assert_close(scores, sequence_log_prob(model, random_src(), out))
+
+
+def test_greedy_batched_equals_one_sentence_at_a_time():
+    model, src = random_model(), random_src()
+    batched = greedy_decode(model, src, max_len=12)
+    for b in range(src.size(0)):
+        length = int((src[b] != PAD_ID).sum())
+        alone = greedy_decode(model, src[b : b + 1, :length], max_len=12)
+        row = batched[b][: alone.size(1)]
+        assert torch.equal(row, alone[0]), b
+
+
+def test_beam_size_one_equals_greedy():
+    model, src = random_model(), random_src()
+    greedy, greedy_scores = greedy_decode(model, src, max_len=12, return_scores=True)
+    beam, beam_scores = beam_search(
+        model, src, beam_size=1, max_len=12, alpha=0.0, keep_greedy=False
+    )
+    assert torch.equal(beam[:, : greedy.size(1)], greedy)
+    torch.testing.assert_close(beam_scores, greedy_scores)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6])
+def test_beam_search_never_scores_below_greedy(alpha):
+    for seed in range(3):
+        model, src = random_model(seed=seed), random_src(B=8, seed=seed)
+        greedy, raw = greedy_decode(model, src, max_len=12, return_scores=True)
+        lengths = (greedy != PAD_ID).sum(dim=1)
+        greedy_scores = torch.tensor(
+            [s / length_penalty(int(n), alpha) for s, n in zip(raw.tolist(), lengths)]
+        )
+        for beam_size in (2, 4):
+            _, scores = beam_search(model, src, beam_size=beam_size, max_len=12, alpha=alpha)
+            assert (scores >= greedy_scores - 1e-6).all()
+
+
+def test_beam_scores_are_the_model_scores_of_the_returned_outputs():
+    model, src = random_model(), random_src()
+    out, scores = beam_search(model, src, beam_size=3, max_len=12, alpha=0.0, keep_greedy=False)
+    torch.testing.assert_close(scores, sequence_log_prob(model, src, out))
+    out_lp, scores_lp = beam_search(
+        model, src, beam_size=3, max_len=12, alpha=1.0, keep_greedy=False
+    )
+    lengths = (out_lp != PAD_ID).sum(dim=1).tolist()
+    raw = sequence_log_prob(model, src, out_lp)
+    expected = torch.tensor([s / length_penalty(n, 1.0) for s, n in zip(raw.tolist(), lengths)])
+    torch.testing.assert_close(scores_lp, expected)
+
+
+def test_batched_beam_search_equals_one_sentence_at_a_time():
+    model, src = random_model(), random_src()
+    batched, batched_scores = beam_search(model, src, beam_size=3, max_len=12)
+    for b in range(src.size(0)):
+        length = int((src[b] != PAD_ID).sum())
+        alone, score = beam_search(model, src[b : b + 1, :length], beam_size=3, max_len=12)
+        assert torch.equal(batched[b][: alone.size(1)], alone[0]), b
+        torch.testing.assert_close(batched_scores[b : b + 1], score, atol=1e-5, rtol=1e-5)
+
+
+def test_length_penalty_grows_with_length_and_alpha_zero_switches_it_off():
+    assert length_penalty(1, 0.6) == pytest.approx(1.0)
+    assert length_penalty(10, 0.6) > length_penalty(5, 0.6) > 1.0
+    assert length_penalty(10, 0.0) == 1.0
+    # two outputs with the same mean log-prob per token: the raw sum prefers the short one,
+    # dividing by lp narrows the gap
+    short, long = -1.0 * 3, -1.0 * 9
+    assert long / length_penalty(9, 1.0) - short / length_penalty(3, 1.0) > long - short
+
+
+def test_searches_use_eval_mode_and_restore_the_mode():
+    model, src = random_model(), random_src()
+    model.train()
+    first = beam_search(model, src, beam_size=2, max_len=8)[0]
+    assert model.training
+    assert torch.equal(first, beam_search(model, src, beam_size=2, max_len=8)[0])  # no dropout
+
+
+def test_decoding_errors():
+    model = random_model()
+    with pytest.raises(TypeError, match="`src` must be an integer tensor"):
+        greedy_decode(model, torch.zeros(2, 3))
+    with pytest.raises(ValueError, match="`beam_size` must be an int >= 1"):
+        beam_search(model, random_src(), beam_size=0)
+    with pytest.raises(ValueError, match="`max_len` must be an int >= 1"):
+        greedy_decode(model, random_src(), max_len=0)

@@ -1,0 +1,131 @@
+"""transformer_lib.evaluate: BLEU, exact match, alignment error rate, attention alignments."""
+
+import pytest
+import sacrebleu
+import torch
+
+from transformer_lib import Transformer, TransformerConfig
+from transformer_lib.data import Example
+from transformer_lib.evaluate import (
+    alignment_error_rate,
+    attention_alignment,
+    corpus_bleu,
+    evaluate_translations,
+    exact_match,
+    reference_attention,
+)
+from transformer_lib.vocab import Vocab
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    # tiny models gain nothing from a second thread, and on a busy machine it only waits
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_corpus_bleu_is_sacrebleus_and_pools_the_corpus():
+    hypotheses = ["der Hund sieht die Katze.", "ein Mann wäscht ein Auto."]
+    references = ["der Hund sieht eine Katze.", "ein Mann wäscht ein Auto."]
+    expected = sacrebleu.corpus_bleu(hypotheses, [references]).score
+    assert corpus_bleu(hypotheses, references) == pytest.approx(expected)
+    assert corpus_bleu(references, references) == pytest.approx(100.0)
+    sentence_mean = sum(corpus_bleu([h], [r]) for h, r in zip(hypotheses, references)) / 2
+    assert corpus_bleu(hypotheses, references) != pytest.approx(sentence_mean)
+
+
+def test_exact_match():
+    assert exact_match(["a b.", "c d.", "e"], ["a b.", "c e.", "e "]) == pytest.approx(2 / 3)
+    assert exact_match([], []) == 0.0
+    with pytest.raises(ValueError, match="`references` must be one per hypothesis"):
+        exact_match(["a"], ["a", "b"])
+    with pytest.raises(TypeError, match="`hypotheses` must be a list of strings"):
+        corpus_bleu("a b c", ["a b c"])
+
+
+def test_alignment_error_rate_by_hand():
+    sure = {(0, 0), (1, 2)}
+    possible = {(0, 0), (1, 2), (2, 1)}
+    assert alignment_error_rate(sure, sure) == 0.0
+    # A = {(0,0), (2,1), (3,3)}: |A∩S| = 1, |A∩P| = 2, |A| + |S| = 5
+    predicted = {(0, 0), (2, 1), (3, 3)}
+    assert alignment_error_rate(predicted, sure, possible) == pytest.approx(1 - 3 / 5)
+    # without possible links AER = 1 - F1
+    precision, recall = 1 / 3, 1 / 2
+    f1 = 2 * precision * recall / (precision + recall)
+    assert alignment_error_rate(predicted, sure) == pytest.approx(1 - f1)
+    assert alignment_error_rate(set(), sure) == 1.0
+    assert alignment_error_rate(set(), set()) == 0.0
+
+
+def test_alignment_error_rate_pools_counts_over_a_corpus():
+    predicted = [[(0, 0)], [(0, 1), (1, 0)]]
+    sure = [[(0, 0)], [(0, 0), (1, 1)]]
+    # hits 1 + 0 (sure) and 1 + 0 (possible = sure) over |A| + |S| = 3 + 3
+    assert alignment_error_rate(predicted, sure) == pytest.approx(1 - 2 / 6)
+    with pytest.raises(ValueError, match="`sure` must be one alignment per predicted sentence"):
+        alignment_error_rate(predicted, sure[:1])
+    with pytest.raises(TypeError, match=r"`predicted\[1\]` must be a collection of"):
+        alignment_error_rate([[(0, 0)], ["0-0"]], sure)
+    with pytest.raises(TypeError, match="Parse Pharaoh text with data.parse_alignment"):
+        alignment_error_rate("0-0 1-1", sure)
+
+
+def test_attention_alignment_takes_the_argmax_and_skips_specials():
+    weights = torch.tensor(
+        [  # rows: target tokens (queries), columns: source tokens (keys)
+            [0.7, 0.2, 0.1],
+            [0.1, 0.1, 0.8],
+            [0.2, 0.6, 0.2],
+            [0.3, 0.3, 0.4],  # the <eos> row
+        ]
+    )
+    assert attention_alignment(weights) == {(0, 0), (2, 1), (1, 2), (2, 3)}
+    pairs = attention_alignment(weights, ["a", "b", "c"], ["x", "y", "z", "<eos>"])
+    assert pairs == {(0, 0), (2, 1), (1, 2)}
+    heads = torch.stack([weights, weights.flip(-1)])  # (H, T, S): averaged over heads
+    mean = attention_alignment(heads.mean(0), ["a", "b", "c"], ["x", "y", "z", "<eos>"])
+    assert attention_alignment(heads, ["a", "b", "c"], ["x", "y", "z", "<eos>"]) == mean
+    with pytest.raises(ValueError, match="must be 3 source and 4 target labels"):
+        attention_alignment(weights, ["a", "b"], ["x", "y", "z", "<eos>"])
+
+
+WORDS = ["the", "dog", "sees", "a", "cat", "."]
+SRC = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", *WORDS])
+TGT = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "der", "Hund", "sieht", "eine", "Katze", "."])
+EXAMPLES = [
+    Example("the dog sees a cat.", "der Hund sieht eine Katze.", ((0, 0), (1, 1), (2, 2))),
+    Example("a cat.", "eine Katze.", ((0, 0), (1, 1), (2, 2))),
+]
+
+
+def tiny_model() -> Transformer:
+    torch.manual_seed(0)
+    config = TransformerConfig.small(
+        len(SRC),
+        len(TGT),
+        d_model=16,
+        n_heads=2,
+        d_ff=32,
+        n_encoder_layers=1,
+        n_decoder_layers=2,
+        max_len=32,
+    )
+    return Transformer(config)
+
+
+def test_reference_attention_rows_follow_the_reference():
+    attention = reference_attention(tiny_model(), EXAMPLES, SRC, TGT)
+    assert [tuple(a.shape) for a in attention] == [(2, 2, 7, 6), (2, 2, 4, 3)]
+    torch.testing.assert_close(attention[1].sum(-1), torch.ones(2, 2, 4))
+
+
+def test_evaluate_translations_reports_all_scores():
+    scores = evaluate_translations(tiny_model(), EXAMPLES, SRC, TGT)
+    assert set(scores) == {"bleu", "exact_match", "aer", "hypotheses"}
+    assert 0.0 <= scores["bleu"] <= 100.0 and 0.0 <= scores["aer"] <= 1.0
+    assert len(scores["hypotheses"]) == 2
+    no_gold = [Example(ex.src, ex.tgt) for ex in EXAMPLES]
+    assert evaluate_translations(tiny_model(), no_gold, SRC, TGT, method="beam")["aer"] is None

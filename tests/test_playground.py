@@ -1,0 +1,76 @@
+"""transformer_lib.playground: the translation playground, without a browser."""
+
+import matplotlib.pyplot as plt
+import pytest
+import torch
+
+from transformer_lib import Transformer, TransformerConfig
+from transformer_lib.playground import draw_translation, translation_playground
+from transformer_lib.vocab import EOS_ID, Vocab
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    # tiny models gain nothing from a second thread, and on a busy machine it only waits
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+SRC = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "the", "dog", "sees", "a", "cat", "."])
+TGT = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "der", "Hund", "sieht", "eine", "Katze", "."])
+
+
+@pytest.fixture
+def model() -> Transformer:
+    torch.manual_seed(0)
+    config = TransformerConfig.small(
+        len(SRC),
+        len(TGT),
+        d_model=16,
+        n_heads=2,
+        d_ff=32,
+        n_encoder_layers=1,
+        n_decoder_layers=2,
+        max_len=12,
+    )
+    model = Transformer(config)
+    with torch.no_grad():
+        model.output.bias[EOS_ID] += 3.0  # stop early
+    return model
+
+
+def test_draw_translation_shows_text_and_attention(model):
+    fig, ax = plt.subplots()
+    text = draw_translation(ax, "the dog sees a cat.", model, SRC, TGT)
+    assert text.startswith("German: ") and "⚠" not in text
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["the", "dog", "sees", "a", "cat", "."]
+    assert "layer 2 of 2" in ax.get_title()
+    plt.close(fig)
+
+
+def test_unknown_words_are_marked_not_a_crash(model):
+    fig, ax = plt.subplots()
+    text = draw_translation(ax, "the zebra sees a cat.", model, SRC, TGT, method="beam", layer=0)
+    assert "⚠ not in the vocabulary, read as <unk>: zebra" in text
+    assert "zebra?" in [t.get_text() for t in ax.get_xticklabels()]
+    assert "layer 1 of 2" in ax.get_title()
+    plt.close(fig)
+
+
+def test_empty_and_too_long_input_give_a_message(model):
+    assert draw_translation(None, "   ", model, SRC, TGT).startswith("Type an English sentence")
+    assert "at most 12" in draw_translation(None, "the dog " * 10, model, SRC, TGT)
+    with pytest.raises(ValueError, match="`layer` must be a layer index in"):
+        draw_translation(None, "the dog.", model, SRC, TGT, layer=5)
+
+
+def test_widget_redraws_when_the_text_changes(model):
+    box = translation_playground(model, SRC, TGT, text="the dog.")
+    assert set(box.controls) == {"text", "method", "layer"}
+    first = box.figure
+    box.controls["text"].value = "a cat sees the dog."
+    assert box.figure is not first
+    labels = [t.get_text() for t in box.figure.axes[0].get_xticklabels()]
+    assert labels == ["a", "cat", "sees", "the", "dog", "."]

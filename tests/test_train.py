@@ -1,0 +1,205 @@
+"""transformer_lib.train and .checkpoint: loss, schedule, loop, checkpoints, exact resume."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from transformer_lib import Transformer, TransformerConfig
+from transformer_lib.data import collate
+from transformer_lib.train import (
+    NoamSchedule,
+    TrainState,
+    label_smoothed_cross_entropy,
+    make_optimizer,
+    make_scheduler,
+    train,
+    transformer_lr,
+)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    # tiny models gain nothing from a second thread, and on a busy machine it only waits
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny_config(**overrides) -> TransformerConfig:
+    values = dict(
+        d_model=16,
+        n_heads=2,
+        d_ff=32,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        max_len=32,
+        dropout=0.1,
+    )
+    values.update(overrides)
+    return TransformerConfig.small(12, **values)
+
+
+def copy_batches(epoch: int, n_batches: int = 4, batch_size: int = 8, vocab: int = 12):
+    """Deterministic in ``epoch``: a toy copy task (target = source) with varied lengths."""
+    generator = torch.Generator().manual_seed(1000 + epoch)
+    batches = []
+    for _ in range(n_batches):
+        pairs = []
+        for _ in range(batch_size):
+            length = int(torch.randint(2, 7, (1,), generator=generator))
+            ids = torch.randint(4, vocab, (length,), generator=generator).tolist()
+            pairs.append((ids, ids))
+        batches.append(collate(pairs))
+    return batches
+
+
+def fresh(config=None, warmup=20, seed=0):
+    torch.manual_seed(seed)
+    model = Transformer(config or tiny_config())
+    optimizer = make_optimizer(model)
+    scheduler = make_scheduler(optimizer, model.config.d_model, warmup=warmup, peak_lr=5e-3)
+    return model, optimizer, scheduler
+
+
+# -- loss --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.1, 0.3])
+def test_loss_equals_torch_cross_entropy_forward_and_backward(epsilon):
+    logits = torch.randn(3, 5, 7, requires_grad=True)
+    target = torch.randint(1, 7, (3, 5))
+    target[0, 3:] = 0  # padding
+    target[2, 1:] = 0
+    ours = label_smoothed_cross_entropy(logits, target, epsilon, pad_id=0)
+    ours.backward()
+    grad_ours, logits.grad = logits.grad.clone(), None
+    theirs = F.cross_entropy(
+        logits.reshape(-1, 7), target.reshape(-1), ignore_index=0, label_smoothing=epsilon
+    )
+    theirs.backward()
+    torch.testing.assert_close(ours, theirs)
+    torch.testing.assert_close(grad_ours, logits.grad)
+
+
+def test_loss_without_padding_sum_and_per_token():
+    logits, target = torch.randn(10, 6), torch.randint(0, 6, (10,))
+    plain = F.cross_entropy(logits, target, label_smoothing=0.1, reduction="sum")
+    ours = label_smoothed_cross_entropy(logits, target, 0.1, pad_id=None, reduction="sum")
+    torch.testing.assert_close(ours, plain)
+    per_token = label_smoothed_cross_entropy(logits, target, 0.1, pad_id=None, reduction="none")
+    assert per_token.shape == (10,)
+    torch.testing.assert_close(per_token.sum(), plain)
+
+
+def test_smoothing_raises_the_loss_of_a_confident_right_answer():
+    logits = torch.tensor([[10.0, 0.0, 0.0, 0.0]])
+    target = torch.tensor([0])
+    sharp = label_smoothed_cross_entropy(logits, target, 0.0, pad_id=None)
+    smooth = label_smoothed_cross_entropy(logits, target, 0.1, pad_id=None)
+    assert smooth > sharp  # over-confidence is penalised
+
+
+def test_loss_errors():
+    logits = torch.randn(2, 3, 5)
+    with pytest.raises(ValueError, match="`target` must be the shape of logits"):
+        label_smoothed_cross_entropy(logits, torch.zeros(2, 4, dtype=torch.long))
+    with pytest.raises(TypeError, match="`target` must be an integer tensor"):
+        label_smoothed_cross_entropy(logits, torch.zeros(2, 3))
+    with pytest.raises(ValueError, match="`epsilon` must be a float in"):
+        label_smoothed_cross_entropy(logits, torch.zeros(2, 3, dtype=torch.long), 1.5)
+    with pytest.raises(ValueError, match=r"`target` must be ids in \[0, 5\)"):
+        label_smoothed_cross_entropy(logits, torch.full((2, 3), 9))
+
+
+# -- schedule and optimizer ---------------------------------------------------------------------
+
+
+def test_transformer_lr_matches_the_formula_and_peaks_at_warmup():
+    d_model, warmup = 512, 4000
+    for step in (1, 100, 4000, 10000):
+        expected = d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+        assert transformer_lr(step, d_model, warmup) == pytest.approx(expected)
+    lrs = [transformer_lr(s, d_model, warmup) for s in range(1, 20001, 50)]
+    peak = max(range(len(lrs)), key=lrs.__getitem__)
+    assert abs(1 + 50 * peak - warmup) <= 50
+    assert transformer_lr(2, 64, 10, factor=2.0) == pytest.approx(2 * transformer_lr(2, 64, 10))
+    with pytest.raises(ValueError, match="`step` must be an int >= 1"):
+        transformer_lr(0, 512)
+
+
+def test_scheduler_follows_transformer_lr_from_step_one():
+    model = Transformer(tiny_config())
+    optimizer = make_optimizer(model)
+    scheduler = make_scheduler(optimizer, 16, warmup=5)
+    seen = []
+    for _ in range(8):
+        seen.append(optimizer.param_groups[0]["lr"])  # the rate the next update uses
+        optimizer.step()
+        scheduler.step()
+    assert seen == pytest.approx([transformer_lr(k, 16, 5) for k in range(1, 9)])
+    optimizer = make_optimizer(model)
+    scheduler = make_scheduler(optimizer, 16, warmup=5, peak_lr=1e-3)
+    lrs = [scheduler.lr_lambdas[0](index) for index in range(20)]
+    assert max(lrs) == pytest.approx(1e-3) and lrs.index(max(lrs)) == 4  # step 5 = warmup
+    assert "factor" in scheduler.state_dict()["lr_lambdas"][0]  # settings saved, not code
+    assert repr(NoamSchedule(16, 5)) == "NoamSchedule(d_model=16, warmup=5, factor=1.0)"
+
+
+def test_optimizer_is_the_papers_adam():
+    model = Transformer(tiny_config())
+    group = make_optimizer(model).param_groups[0]
+    assert (group["betas"], group["eps"], group["lr"]) == ((0.9, 0.98), 1e-9, 1.0)
+    with pytest.raises(ValueError, match="`optimizer` must be built with lr=1.0"):
+        make_scheduler(torch.optim.Adam(model.parameters(), lr=1e-3), 16)
+    with pytest.raises(TypeError, match="`model` must be an nn.Module"):
+        make_optimizer([torch.zeros(1)])
+
+
+# -- the loop ----------------------------------------------------------------------------------
+
+
+def test_train_learns_the_copy_task_and_reports_progress():
+    model, optimizer, scheduler = fresh(tiny_config(dropout=0.0, d_model=32, d_ff=64))
+    records = []
+    history = train(
+        model, copy_batches, optimizer, scheduler, steps=120, log_every=20, callback=records.append
+    )
+    assert history["step"] == [20, 40, 60, 80, 100, 120]
+    assert [r["step"] for r in records] == history["step"]
+    assert set(records[0]) >= {
+        "step",
+        "epoch",
+        "loss",
+        "lr",
+        "grad_norm",
+        "tokens_per_s",
+        "seconds",
+    }
+    assert history["loss"][-1] < 0.6 * history["loss"][0]
+    assert history["seconds"] == sorted(history["seconds"])
+    assert model.training  # the mode it was in before
+
+
+def test_train_stops_on_callback_epochs_and_accepts_tuples():
+    model, optimizer, scheduler = fresh()
+    history = train(
+        model,
+        copy_batches,
+        optimizer,
+        scheduler,
+        steps=100,
+        log_every=1,
+        callback=lambda record: record["step"] >= 3,
+    )
+    assert history["step"][-1] == 3
+    state = TrainState()
+    tuples = [(b.src, b.tgt_in, b.tgt_out) for b in copy_batches(0)]
+    train(model, tuples, optimizer, epochs=2, state=state)
+    assert (state.step, state.epoch, state.batch_in_epoch) == (8, 2, 0)
+    with pytest.raises(ValueError, match="`steps/epochs` must be given"):
+        train(model, tuples, optimizer)
+    with pytest.raises(TypeError, match="`batches` must be data.Batch objects"):
+        train(model, [torch.zeros(2)], optimizer, steps=1)
+    with pytest.raises(ValueError, match="`batches` must be a non-empty iterable"):
+        train(model, [], optimizer, steps=1)

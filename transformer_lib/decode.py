@@ -1,0 +1,249 @@
+"""Decoding: greedy search and beam search with a length penalty (paper §6.1).
+
+Both searches need a model with ``encode(src, src_mask) -> memory`` and
+``decode(tgt, memory, src_mask) -> logits (B, T, V)``. The model returns logits; the
+searches take ``log_softmax`` of the last position, so a hypothesis' score is the sum of
+its tokens' log-probabilities. They run in eval mode (no dropout) without gradients, and
+put the model back in the mode they found it in.
+
+Shapes:
+    B batch, K beam size, S source length, L output length, V target vocabulary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+from torch import nn
+
+from transformer_lib._checks import check_int, check_tensor
+from transformer_lib.masks import padding_mask
+from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID
+
+__all__ = ["greedy_decode", "beam_search", "length_penalty", "default_max_len", "inference_mode"]
+
+
+@contextmanager
+def inference_mode(model: nn.Module) -> Iterator[None]:
+    """Eval mode and no gradients inside the block; the model's mode is restored after."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        model.train(was_training)
+
+
+def _pad_id(model: nn.Module, pad_id: int | None) -> int:
+    if pad_id is not None:
+        return pad_id
+    return getattr(getattr(model, "config", None), "pad_id", PAD_ID)
+
+
+def default_max_len(model: nn.Module, src_len: int) -> int:
+    """Longest output to generate: 2·S + 10 tokens, within the model's position table."""
+    limit = getattr(getattr(model, "config", None), "max_len", None)
+    wanted = 2 * src_len + 10
+    return wanted if limit is None else max(1, min(wanted, limit - 1))
+
+
+def _start(
+    model: nn.Module,
+    src: torch.Tensor,
+    src_mask: torch.Tensor | None,
+    pad_id: int,
+    max_len: int | None,
+) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Encode once: (memory (B, S, D), src_mask (B, 1, 1, S), max_len)."""
+    check_tensor("src", src, ndim=2, integer=True, shape_hint="(B, S)")
+    if src_mask is None:
+        src_mask = padding_mask(src, pad_id)
+    max_len = default_max_len(model, src.size(1)) if max_len is None else max_len
+    check_int("max_len", max_len, minimum=1)
+    return model.encode(src, src_mask), src_mask, max_len
+
+
+def _next_log_probs(
+    model: nn.Module,
+    tokens: torch.Tensor,
+    memory: torch.Tensor,
+    src_mask: torch.Tensor,
+    banned: tuple[int, ...],
+) -> torch.Tensor:
+    """Log-probabilities of the next token; ``banned`` ids (<pad>, <bos>) get -inf.
+
+    Shapes: tokens (N, t) -> (N, V).
+    """
+    logits = model.decode(tokens, memory, src_mask)[:, -1]  # (N, t, V) -> (N, V)
+    log_probs = torch.log_softmax(logits.float(), dim=-1)
+    log_probs[:, list(banned)] = float("-inf")  # never generated: not renormalised
+    return log_probs
+
+
+def greedy_decode(
+    model: nn.Module,
+    src: torch.Tensor,
+    src_mask: torch.Tensor | None = None,
+    max_len: int | None = None,
+    bos_id: int = BOS_ID,
+    eos_id: int = EOS_ID,
+    pad_id: int | None = None,
+    return_scores: bool = False,
+):
+    """Pick the most probable next token until every sentence has produced ``<eos>``.
+
+    Returns the generated ids without ``<bos>``: each row ends with its first ``<eos>``
+    (unless ``max_len`` was reached) and is padded with ``pad_id`` after it. With
+    ``return_scores``, also the sum of the chosen tokens' log-probabilities.
+
+    Shapes: src (B, S), src_mask (B, 1, 1, S) -> tokens (B, L) [, scores (B,)], L <= max_len.
+    """
+    pad_id = _pad_id(model, pad_id)
+    with inference_mode(model):
+        memory, src_mask, max_len = _start(model, src, src_mask, pad_id, max_len)
+        B = src.size(0)
+        tokens = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
+        scores = torch.zeros(B, device=src.device)
+        done = torch.zeros(B, dtype=torch.bool, device=src.device)
+        for _ in range(max_len):
+            best_log_prob, best = _next_log_probs(
+                model, tokens, memory, src_mask, (pad_id, bos_id)
+            ).max(dim=-1)
+            best = best.masked_fill(done, pad_id)  # finished rows only get padding
+            scores += best_log_prob.masked_fill(done, 0.0)
+            tokens = torch.cat([tokens, best[:, None]], dim=1)  # (B, t) -> (B, t + 1)
+            done |= best == eos_id
+            if bool(done.all()):
+                break
+    return (tokens[:, 1:], scores) if return_scores else tokens[:, 1:]
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT's lp(Y) = ((5 + |Y|) / 6)^α (Wu et al. 2016), the divisor of a hypothesis' score.
+
+    Log-probabilities are negative and every extra token adds another one, so raw scores
+    favour short outputs. Dividing by lp, which grows with length, offsets that bias:
+    α = 0 switches it off, larger α favours longer outputs more.
+    """
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def beam_search(
+    model: nn.Module,
+    src: torch.Tensor,
+    src_mask: torch.Tensor | None = None,
+    beam_size: int = 4,
+    max_len: int | None = None,
+    alpha: float = 0.6,
+    bos_id: int = BOS_ID,
+    eos_id: int = EOS_ID,
+    pad_id: int | None = None,
+    keep_greedy: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Keep the ``beam_size`` best partial outputs per sentence, for a batch of sentences.
+
+    §6.1: "we used beam search with a beam size of 4 and length penalty α = 0.6". A
+    hypothesis is finished when it emits ``<eos>``; it is ranked by score / lp(length)
+    (see :func:`length_penalty`, length counts ``<eos>``). A sentence stops once it has
+    ``beam_size`` finished hypotheses and no live one can still beat them at the current
+    length. Beam search is a heuristic: it can drop the greedy path and end lower, so with
+    ``keep_greedy`` the greedy output is one more candidate and the result is never worse.
+
+    Shapes: src (B, S) -> tokens (B, L) (padded after ``<eos>``, no ``<bos>``),
+    scores (B,) length-normalised (the plain log-probability sum when alpha = 0).
+    """
+    check_int("beam_size", beam_size, minimum=1)
+    pad_id = _pad_id(model, pad_id)
+    K = beam_size
+    with inference_mode(model):
+        memory, src_mask, max_len = _start(model, src, src_mask, pad_id, max_len)
+        B = src.size(0)
+        memory = memory.repeat_interleave(K, dim=0)  # (B, S, D) -> (B*K, S, D)
+        beam_mask = src_mask.repeat_interleave(K, dim=0)  # (B*K, 1, 1, S)
+        tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=src.device)
+        alive = torch.full((B, K), float("-inf"), device=src.device)
+        alive[:, 0] = 0.0  # the K beams start identical: keep one so they do not duplicate
+        finished: list[list[tuple[float, list[int]]]] = [[] for _ in range(B)]
+        done = [False] * B
+        for length in range(1, max_len + 1):
+            log_probs = _next_log_probs(model, tokens, memory, beam_mask, (pad_id, bos_id))
+            V = log_probs.size(-1)
+            candidates = (alive[:, :, None] + log_probs.view(B, K, V)).view(B, K * V)
+            top_scores, top_index = candidates.topk(min(2 * K, K * V), dim=-1)  # (B, 2K)
+            beam, token = top_index // V, top_index % V
+            is_eos = token == eos_id
+            _collect(finished, done, tokens, top_scores, beam, is_eos, K, length, alpha, eos_id)
+            # the K best candidates that did not end go on (at most K of 2K can end)
+            rank = torch.arange(top_scores.size(1), device=src.device) + is_eos * 2 * K
+            keep = rank.argsort(dim=-1)[:, :K]  # (B, K)
+            alive = top_scores.gather(1, keep)
+            rows = torch.arange(B, device=src.device)[:, None] * K + beam.gather(1, keep)
+            tokens = torch.cat([tokens[rows.view(-1)], token.gather(1, keep).view(-1, 1)], 1)
+            _update_done(finished, done, alive, K, length, alpha)
+            if all(done):
+                break
+        _add_unfinished(finished, done, tokens, alive, K, alpha)
+    best = [max(hypotheses, key=lambda h: h[0]) for hypotheses in finished]
+    if keep_greedy:
+        best = _with_greedy(best, model, src, src_mask, max_len, bos_id, eos_id, pad_id, alpha)
+    return _pack(best, pad_id, src.device)
+
+
+def _collect(finished, done, tokens, top_scores, beam, is_eos, K, length, alpha, eos_id):
+    """Move candidates that end with <eos> (among the K best) to their sentence's list."""
+    if not bool(is_eos[:, :K].any()):
+        return
+    scores, beams, ends = top_scores.tolist(), beam.tolist(), is_eos.tolist()
+    prefixes = tokens[:, 1:].tolist()
+    for b, hypotheses in enumerate(finished):
+        for j in range(min(K, len(scores[b]))):
+            if ends[b][j] and not done[b] and scores[b][j] > float("-inf"):
+                normalised = scores[b][j] / length_penalty(length, alpha)
+                hypotheses.append((normalised, prefixes[b * K + beams[b][j]] + [eos_id]))
+
+
+def _update_done(finished, done, alive, K, length, alpha) -> None:
+    """A sentence is done when K hypotheses ended and no live one can beat the worst of them."""
+    best_alive = alive.max(dim=1).values.tolist()
+    for b, hypotheses in enumerate(finished):
+        if not done[b] and len(hypotheses) >= K:
+            worst_kept = sorted(h[0] for h in hypotheses)[-K]
+            done[b] = best_alive[b] / length_penalty(length, alpha) <= worst_kept
+
+
+def _add_unfinished(finished, done, tokens, alive, K, alpha) -> None:
+    """Sentences that hit max_len also consider their live (unfinished) hypotheses."""
+    length = tokens.size(1) - 1
+    prefixes, scores = tokens[:, 1:].tolist(), alive.tolist()
+    for b, hypotheses in enumerate(finished):
+        if not done[b] or not hypotheses:
+            hypotheses.extend(
+                (s / length_penalty(length, alpha), prefixes[b * K + k])
+                for k, s in enumerate(scores[b])
+                if s > float("-inf")
+            )
+
+
+def _with_greedy(best, model, src, src_mask, max_len, bos_id, eos_id, pad_id, alpha):
+    greedy, raw = greedy_decode(
+        model, src, src_mask, max_len, bos_id, eos_id, pad_id, return_scores=True
+    )
+    lengths = (greedy != pad_id).sum(dim=1).tolist()
+    for b, (row, score, n) in enumerate(zip(greedy.tolist(), raw.tolist(), lengths)):
+        normalised = score / length_penalty(n, alpha)
+        if normalised > best[b][0]:
+            best[b] = (normalised, row[:n])
+    return best
+
+
+def _pack(best, pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """[(score, ids)] -> tokens (B, L) padded with pad_id, scores (B,)."""
+    L = max(1, max(len(ids) for _, ids in best))
+    tokens = torch.full((len(best), L), pad_id, dtype=torch.long)
+    for b, (_, ids) in enumerate(best):
+        tokens[b, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+    scores = torch.tensor([score for score, _ in best], dtype=torch.float32)
+    return tokens.to(device), scores.to(device)

@@ -1,0 +1,132 @@
+"""The translation playground of notebook 07: type English, see German and the attention.
+
+Two halves, like :mod:`transformer_lib.widgets`: :func:`draw_translation` translates one
+sentence, draws the cross-attention into a given Axes and returns the text to show (tests
+call it without a browser); :func:`translation_playground` wires it to ipywidgets. Words
+the model has never seen are not an error: they are read as ``<unk>``, marked with ``?``
+on the plot, and listed in a warning line.
+
+Shapes: T output length, S source length, H heads.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+from IPython.display import display
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from transformer_lib import viz
+from transformer_lib._checks import check_int, fail
+from transformer_lib.data import tokenize
+from transformer_lib.translate import translate
+from transformer_lib.vocab import Vocab
+
+__all__ = ["draw_translation", "translation_playground"]
+
+EXAMPLE = "the small dog sees the cat."
+
+
+def draw_translation(
+    ax: Axes | None,
+    text: str,
+    model,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    method: str = "greedy",
+    layer: int = -1,
+    beam_size: int = 4,
+) -> str:
+    """Translate ``text`` and draw layer ``layer``'s cross-attention (mean of the heads).
+
+    Rows are the German tokens as they are produced, columns the English tokens the model
+    read; an unknown word shows as ``word?`` and the returned text warns about it. Returns
+    the lines to print. ``ax=None`` skips the drawing.
+    """
+    if not isinstance(text, str):
+        fail("text", "a str", type(text).__name__, error=TypeError)
+    check_int("layer", layer)
+    words = tokenize(text)
+    if not words:
+        _message(ax, "Type an English sentence.")
+        return "Type an English sentence, e.g. " + repr(EXAMPLE)
+    limit = getattr(getattr(model, "config", None), "max_len", None)
+    if limit is not None and len(words) > limit:
+        _message(ax, "Sentence too long")
+        return f"⚠ {len(words)} tokens: this model reads at most {limit}. Try a shorter sentence."
+    result = translate(
+        model,
+        text,
+        src_vocab,
+        tgt_vocab,
+        method=method,
+        beam_size=beam_size,
+        return_attention=True,
+    )
+    n_layers = result.cross_attention.size(0)
+    if not -n_layers <= layer < n_layers:
+        fail("layer", f"a layer index in [{-n_layers}, {n_layers})", repr(layer))
+    lines = [f"German: {result.text}"]
+    if result.unknown:
+        lines.append(
+            f"⚠ not in the vocabulary, read as <unk>: {', '.join(result.unknown)}. "
+            "The model has never seen these words, so it cannot translate them."
+        )
+    if ax is not None:
+        weights = result.cross_attention[layer].mean(dim=0)  # (H, T, S) -> (T, S)
+        src_labels = [w if w in src_vocab else f"{w}?" for w in words]
+        shown = layer % n_layers + 1
+        viz.plot_attention(
+            weights,
+            result.tgt_tokens,
+            src_labels,
+            ax=ax,
+            title=f"cross-attention, layer {shown} of {n_layers} (mean of heads)",
+        )
+        ax.set_xlabel("English token (key, attended to)")
+        ax.set_ylabel("German token being produced (query)")
+    return "\n".join(lines)
+
+
+def _message(ax: Axes | None, text: str) -> None:
+    if ax is not None:
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=14, transform=ax.transAxes)
+
+
+def translation_playground(
+    model, src_vocab: Vocab, tgt_vocab: Vocab, text: str = EXAMPLE
+) -> widgets.VBox:
+    """A text box (press Enter to translate), a search toggle and a layer picker above the
+    translation and its cross-attention map. The box carries ``.controls`` and the last
+    ``.figure``; it works with the plain inline backend."""
+    n_layers = len(getattr(model.decoder, "layers", [None]))
+    controls = {
+        "text": widgets.Text(
+            value=text,
+            description="English:",
+            continuous_update=False,
+            layout=widgets.Layout(width="60%"),
+        ),
+        "method": widgets.ToggleButtons(options=["greedy", "beam"], description="search:"),
+        "layer": widgets.Dropdown(
+            options=[(f"layer {k + 1}", k) for k in range(n_layers)],
+            value=n_layers - 1,
+            description="attention:",
+        ),
+    }
+    box = widgets.VBox()
+
+    def show(text: str, method: str, layer: int) -> None:
+        figure = Figure(figsize=(7, 5.5), layout="constrained")
+        print(
+            draw_translation(figure.add_subplot(), text, model, src_vocab, tgt_vocab, method, layer)
+        )
+        box.figure = figure
+        display(figure)
+
+    out = widgets.interactive_output(show, controls)
+    row = widgets.HBox([controls["method"], controls["layer"]])
+    box.children = [controls["text"], row, out]
+    box.controls = controls
+    return box

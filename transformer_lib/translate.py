@@ -1,0 +1,156 @@
+"""Translate text with a trained model: tokenize, encode, search, decode, detokenize.
+
+Unknown words are read as ``<unk>`` and reported, never an error. With
+``return_attention`` each result carries the cross-attention of every layer, read in one
+more teacher-forced pass over the output.
+
+Shapes:
+    B batch, S source length, L output length, H heads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from transformer_lib._checks import check_int, fail
+from transformer_lib.data import detokenize, tokenize
+from transformer_lib.decode import beam_search, greedy_decode, inference_mode
+from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID, Vocab
+
+__all__ = ["Translation", "translate"]
+
+
+@dataclass
+class Translation:
+    """One translated sentence, with what the model saw and where it looked.
+
+    Shapes: cross_attention (n_layers, H, T, S): row t is the decoder step that produced
+    ``tgt_tokens[t]``, column s the source token ``src_tokens[s]``.
+    """
+
+    source: str
+    text: str
+    src_tokens: list[str]  # as the model saw them: unknown words become <unk>
+    tgt_tokens: list[str]  # the output, ending with <eos> when one was produced
+    unknown: list[str]  # source words missing from the vocabulary
+    score: float | None = None  # log-probability (length-normalised for beam search)
+    cross_attention: torch.Tensor | None = None
+
+
+def translate(
+    model: nn.Module,
+    sentences: str | Sequence[str],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    method: str = "greedy",
+    beam_size: int = 4,
+    alpha: float = 0.6,
+    max_len: int | None = None,
+    batch_size: int = 64,
+    return_attention: bool = False,
+):
+    """Translate text: tokenize, encode, search, decode the ids, detokenize.
+
+    Unknown words are encoded as ``<unk>`` (listed in ``Translation.unknown``), never an
+    error. ``method`` is "greedy" or "beam". Returns a string per sentence, or with
+    ``return_attention`` a :class:`Translation` holding the cross-attention of every layer
+    (from one more teacher-forced pass over the output). A single string in gives a single
+    result out.
+    """
+    if method not in ("greedy", "beam"):
+        fail("method", "'greedy' or 'beam'", repr(method))
+    check_int("batch_size", batch_size, minimum=1)
+    single = isinstance(sentences, str)
+    items = [sentences] if single else list(sentences)
+    for i, sentence in enumerate(items):
+        if not isinstance(sentence, str):
+            fail(f"sentences[{i}]", "a str", type(sentence).__name__, error=TypeError)
+    words = [tokenize(sentence) for sentence in items]
+    limit = getattr(getattr(model, "config", None), "max_len", None)
+    for i, tokens in enumerate(words):
+        if limit is not None and len(tokens) > limit:
+            fail(
+                f"sentences[{i}]",
+                f"at most max_len={limit} tokens",
+                f"{len(tokens)} tokens",
+                "Split the sentence, or train a model with a larger max_len.",
+            )
+    results: list[Translation | None] = [None] * len(items)
+    order = sorted((i for i, tokens in enumerate(words) if tokens), key=lambda i: len(words[i]))
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        for i, result in zip(
+            chunk,
+            _translate_batch(
+                model,
+                [words[i] for i in chunk],
+                src_vocab,
+                tgt_vocab,
+                method,
+                beam_size,
+                alpha,
+                max_len,
+                return_attention,
+            ),
+        ):
+            result.source = items[i]
+            results[i] = result
+    for i, tokens in enumerate(words):
+        if not tokens:  # nothing to translate
+            results[i] = Translation(items[i], "", [], [], [])
+    out = results if return_attention else [r.text for r in results]
+    return out[0] if single else out
+
+
+def _translate_batch(
+    model, words, src_vocab, tgt_vocab, method, beam_size, alpha, max_len, return_attention
+) -> list[Translation]:
+    device = next(model.parameters()).device
+    pad_id = getattr(getattr(model, "config", None), "pad_id", PAD_ID)
+    ids = [src_vocab.encode(tokens) for tokens in words]
+    src = torch.full((len(ids), max(map(len, ids))), pad_id, dtype=torch.long)
+    for b, row in enumerate(ids):
+        src[b, : len(row)] = torch.tensor(row)
+    src = src.to(device)  # (B, S)
+    if method == "greedy":
+        out, scores = greedy_decode(model, src, max_len=max_len, pad_id=pad_id, return_scores=True)
+    else:
+        out, scores = beam_search(
+            model, src, beam_size=beam_size, max_len=max_len, alpha=alpha, pad_id=pad_id
+        )
+    results = []
+    for b, tokens in enumerate(words):
+        row = [i for i in out[b].tolist() if i != pad_id]
+        text_tokens = tgt_vocab.decode(row)  # stops at <eos>, drops specials
+        results.append(
+            Translation(
+                source="",
+                text=detokenize(text_tokens),
+                src_tokens=[t if t in src_vocab else src_vocab.UNK for t in tokens],
+                tgt_tokens=[tgt_vocab.id_to_token(i) for i in row],
+                unknown=[t for t in tokens if t not in src_vocab],
+                score=float(scores[b]),
+            )
+        )
+    if return_attention:
+        _attach_attention(model, src, out, results, pad_id)
+    return results
+
+
+def _attach_attention(model, src, out, results, pad_id) -> None:
+    """Teacher-force the outputs once more to read each layer's cross-attention."""
+    B = out.size(0)
+    bos = torch.full((B, 1), BOS_ID, dtype=torch.long, device=out.device)
+    tgt_in = torch.cat([bos, out[:, :-1]], dim=1)  # (B, L): row t predicts out[:, t]
+    tgt_in = tgt_in.masked_fill(tgt_in == EOS_ID, pad_id)
+    with inference_mode(model):
+        _, weights = model(src, tgt_in, return_attention=True)
+    # one (B, H, L, S) tensor per layer -> (B, n_layers, H, L, S)
+    cross = torch.stack(weights["cross"], dim=1).cpu()
+    for b, result in enumerate(results):
+        T, S = len(result.tgt_tokens), len(result.src_tokens)
+        result.cross_attention = cross[b, :, :, :T, :S]  # (n_layers, H, T, S)
