@@ -1,4 +1,4 @@
-"""transformer_lib.train and .checkpoint: loss, schedule, loop, checkpoints, exact resume."""
+"""transformer_lib.train: loss, schedule, optimizer, the loop, length augmentation."""
 
 import pytest
 import torch
@@ -9,6 +9,7 @@ from transformer_lib.data import collate
 from transformer_lib.train import (
     NoamSchedule,
     TrainState,
+    concatenate_pairs,
     label_smoothed_cross_entropy,
     make_optimizer,
     make_scheduler,
@@ -203,3 +204,14 @@ def test_train_stops_on_callback_epochs_and_accepts_tuples():
         train(model, [torch.zeros(2)], optimizer, steps=1)
     with pytest.raises(ValueError, match="`batches` must be a non-empty iterable"):
         train(model, [], optimizer, steps=1)
+
+
+def test_concatenate_pairs_joins_two_pairs_on_both_sides():
+    pairs = [([4, 5], [6]), ([7], [8, 9]), ([10, 11, 12], [13])]
+    joined = concatenate_pairs(pairs, 5, seed=1)
+    assert len(joined) == 5 and joined == concatenate_pairs(pairs, 5, seed=1)
+    for src, tgt in joined:
+        matches = [(a, b) for a in pairs for b in pairs if a is not b and a[0] + b[0] == src]
+        assert any(a[1] + b[1] == tgt for a, b in matches)
+    with pytest.raises(ValueError, match="`pairs` must be at least 2"):
+        concatenate_pairs(pairs[:1], 1)

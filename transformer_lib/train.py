@@ -11,8 +11,9 @@ Shapes:
 from __future__ import annotations
 
 import math
+import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import torch
@@ -23,6 +24,7 @@ from transformer_lib._checks import check_int, check_probability, check_tensor, 
 from transformer_lib.checkpoint import TrainState, load_checkpoint, resume, save_checkpoint
 
 __all__ = [
+    "concatenate_pairs",
     "label_smoothed_cross_entropy",
     "transformer_lr",
     "noam_schedule",
@@ -170,6 +172,25 @@ def make_scheduler(
             fail("peak_lr", "a float in (0, 1)", repr(peak_lr))
         factor = peak_lr / transformer_lr(warmup, d_model, warmup)
     return LambdaLR(optimizer, NoamSchedule(d_model, warmup, factor))
+
+
+def concatenate_pairs(pairs: Sequence[tuple], count: int, seed: int = 0) -> list[tuple]:
+    """``count`` new pairs, each two random pairs joined end to end on both sides.
+
+    A model only learns to use the positions it is trained on: with training sentences of
+    at most 15 tokens it fails on longer ones. Mixing in joined pairs shows it longer
+    sequences without new data (length augmentation; not in the paper).
+    """
+    check_int("count", count, minimum=0)
+    if len(pairs) < 2:
+        fail("pairs", "at least 2 (src_ids, tgt_ids) pairs", str(len(pairs)))
+    rng = random.Random(seed)
+    joined = []
+    for _ in range(count):
+        first, second = rng.sample(range(len(pairs)), 2)
+        (src_a, tgt_a), (src_b, tgt_b) = pairs[first], pairs[second]
+        joined.append((list(src_a) + list(src_b), list(tgt_a) + list(tgt_b)))
+    return joined
 
 
 def _unpack(batch, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -1,0 +1,215 @@
+"""Toy translator: train from scratch to a BLEU target, ours vs torch.nn.Transformer.
+
+Both models share the recipe of notebook 07 (same embeddings, positional encoding, output
+layer, loss, schedule, batches and loop); only the encoder-decoder stack differs. They
+train in interleaved chunks of ``--eval-every`` steps, so machine noise hits both alike.
+After each chunk the model is scored on the validation split (greedy BLEU, not timed);
+a model stops once it reaches ``--target``, or when its ``--budget`` of training
+seconds is spent. Then each is scored on the test and longer splits.
+
+    python benchmarks/translator.py [--target 90] [--budget 120] [--device cpu]
+
+Prints: seconds (and steps) to the target, test BLEU, longer-split BLEU, exact match,
+AER of the last layer's cross-attention, training tokens/s, peak RSS, and the ratio of
+the two times to target (ours / nn.Transformer's; below 1.05 is the goal).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+
+import torch
+
+from transformer_lib import TransformerConfig, get_device
+from transformer_lib.data import build_vocabs, encode_pairs, load_split, make_batches
+from transformer_lib.evaluate import evaluate_translations
+from transformer_lib.model import Transformer
+from transformer_lib.train import (
+    TrainState,
+    concatenate_pairs,
+    make_optimizer,
+    make_scheduler,
+    train,
+)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_throughput import TorchReference  # noqa: E402
+
+
+class TorchTranslator(TorchReference):
+    """``TorchReference`` plus what decoding and the AER need: ``encode``, ``decode`` and
+    cross-attention weights (read with hooks, as ``nn.TransformerDecoderLayer`` asks its
+    attention for none).
+
+    Masks follow this library (bool, True = may attend) and are inverted for PyTorch.
+    """
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__(config)
+        self.config = config
+        self.stack.encoder.use_nested_tensor = False  # a prototype fast path; it warns
+        self._cross: list[torch.Tensor] | None = None
+        for layer in self.stack.decoder.layers:
+            layer.multihead_attn.register_forward_pre_hook(self._ask_weights, with_kwargs=True)
+            layer.multihead_attn.register_forward_hook(self._keep_weights)
+
+    def _ask_weights(self, module, args, kwargs):
+        if self._cross is not None:
+            kwargs.update(need_weights=True, average_attn_weights=False)
+        return args, kwargs
+
+    def _keep_weights(self, module, args, output) -> None:
+        if self._cross is not None:
+            self._cross.append(output[1])  # (B, H, T, S)
+
+    def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Shapes: src (B, S), src_mask (B, 1, 1, S) -> memory (B, S, D)."""
+        ignore = src == self.pad_id if src_mask is None else ~src_mask[:, 0, 0, :]  # (B, S)
+        x = self.positional(self.src_embed(src))  # (B, S) -> (B, S, D)
+        return self.stack.encoder(x, src_key_padding_mask=ignore)
+
+    def decode(
+        self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Shapes: tgt (B, T), memory (B, S, D) -> logits (B, T, V)."""
+        blocked = torch.ones(tgt.size(1), tgt.size(1), dtype=torch.bool, device=tgt.device)
+        hidden = self.stack.decoder(
+            self.positional(self.tgt_embed(tgt)),
+            memory,
+            tgt_mask=blocked.triu(1),  # True = may not attend: the future
+            tgt_key_padding_mask=tgt == self.pad_id,
+            memory_key_padding_mask=None if src_mask is None else ~src_mask[:, 0, 0, :],
+        )
+        return self.output(hidden)  # (B, T, D) -> (B, T, V)
+
+    def forward(self, src, tgt, return_attention: bool = False):
+        if not return_attention:
+            return super().forward(src, tgt)
+        self._cross = []
+        try:
+            logits = self.decode(tgt, self.encode(src), (src != self.pad_id)[:, None, None])
+            return logits, {"cross": self._cross}
+        finally:
+            self._cross = None
+
+
+def build_config(src_size: int, tgt_size: int) -> TransformerConfig:
+    """The model of notebook 07 (see there for why this size)."""
+    return TransformerConfig.small(
+        src_size,
+        tgt_size,
+        d_model=128,
+        n_heads=4,
+        d_ff=512,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        dropout=0.1,
+        max_len=64,
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", type=float, default=90.0, help="validation BLEU to reach")
+    parser.add_argument("--budget", type=float, default=120.0, help="training seconds per model")
+    parser.add_argument("--eval-every", type=int, default=50, help="steps between evaluations")
+    parser.add_argument("--max-tokens", type=int, default=3000, help="padded tokens per batch")
+    parser.add_argument("--warmup", type=int, default=100)
+    parser.add_argument("--peak-lr", type=float, default=5e-3)
+    parser.add_argument("--joined", type=float, default=0.25, help="extra joined pairs (share)")
+    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (at most 2)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default=None, help="default: COURSE_DEVICE, else GPU, else CPU")
+    args = parser.parse_args(argv)
+
+    torch.set_num_threads(max(1, min(args.threads, 2, os.cpu_count() or 1)))
+    device = get_device(args.device)
+    train_examples = load_split("train")
+    src_vocab, tgt_vocab = build_vocabs(train_examples)
+    pairs = encode_pairs(train_examples, src_vocab, tgt_vocab)
+    pairs += concatenate_pairs(pairs, int(args.joined * len(pairs)), seed=0)  # as notebook 07
+    splits = {name: load_split(name) for name in ("valid", "test", "longer")}
+    config = build_config(len(src_vocab), len(tgt_vocab))
+
+    runs = {}
+    for name, cls in (("transformer_lib", Transformer), ("nn.Transformer", TorchTranslator)):
+        torch.manual_seed(args.seed)
+        model = cls(config).to(device)
+        optimizer = make_optimizer(model)
+        scheduler = make_scheduler(optimizer, config.d_model, args.warmup, peak_lr=args.peak_lr)
+        runs[name] = {
+            "model": model,
+            "optimizer": optimizer,
+            "scheduler": scheduler,
+            "state": TrainState(),
+            "reached": None,
+            "done": False,
+        }
+
+    def batches(epoch: int):
+        return make_batches(pairs, max_tokens=args.max_tokens, shuffle=True, seed=epoch)
+
+    print(
+        f"device={device} torch={torch.__version__} threads={torch.get_num_threads()} "
+        f"target={args.target} budget={args.budget}s d_model={config.d_model} "
+        f"layers={config.n_encoder_layers}+{config.n_decoder_layers}"
+    )
+    while not all(run["done"] for run in runs.values()):
+        for name, run in runs.items():  # interleaved: noise hits both alike
+            if run["done"]:
+                continue
+            state = run["state"]
+            train(
+                run["model"],
+                batches,
+                run["optimizer"],
+                run["scheduler"],
+                state=state,
+                steps=state.step + args.eval_every,
+                log_every=args.eval_every,
+                max_seconds=args.budget - state.seconds,
+            )
+            bleu = evaluate_translations(run["model"], splits["valid"], src_vocab, tgt_vocab)
+            print(
+                f"  {name:16s} step {state.step:5d}  {state.seconds:6.1f} s  "
+                f"loss {state.history['loss'][-1]:.3f}  valid BLEU {bleu['bleu']:5.1f}"
+            )
+            if bleu["bleu"] >= args.target and run["reached"] is None:
+                run["reached"] = (state.seconds, state.step)
+            run["done"] = run["reached"] is not None or state.seconds >= args.budget
+    report(runs, splits, src_vocab, tgt_vocab, args.target)
+
+
+def report(runs: dict, splits: dict, src_vocab, tgt_vocab, target: float) -> None:
+    print()
+    times = {}
+    for name, run in runs.items():
+        state, model = run["state"], run["model"]
+        test = evaluate_translations(model, splits["test"], src_vocab, tgt_vocab)
+        longer = evaluate_translations(model, splits["longer"], src_vocab, tgt_vocab)
+        if run["reached"] is None:
+            times[name] = None
+            reached = f"target not reached in {state.seconds:.1f} s ({state.step} steps)"
+        else:
+            times[name] = run["reached"][0]
+            reached = f"{run['reached'][0]:.1f} s to target ({run['reached'][1]} steps)"
+        print(f"{name}: {reached}")
+        print(
+            f"  test BLEU {test['bleu']:.1f}   longer BLEU {longer['bleu']:.1f}   "
+            f"exact match {100 * test['exact_match']:.1f} %   AER {test['aer']:.3f}   "
+            f"{state.tokens / max(state.seconds, 1e-9):.0f} target tokens/s"
+        )
+    if None not in times.values():
+        ratio = times["transformer_lib"] / times["nn.Transformer"]
+        print(f"time to target, transformer_lib / nn.Transformer: {ratio:.3f} (goal <= 1.05)")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    print(f"peak RSS (whole process, both models): {rss / 1024:.0f} MiB")
+    if any(run["model"].output.weight.is_cuda for run in runs.values()):
+        print(f"peak CUDA memory: {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
