@@ -18,7 +18,7 @@ export JUPYTER_PREFER_ENV_PATH := 1
 # Jupyter refuses to start as root without this flag (containers, CI).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test install format student
+.PHONY: lab test install format student handouts
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT)
@@ -38,6 +38,12 @@ install: $(STAMP)
 # The student edition: every notebook with its solutions replaced by stubs, in student/.
 student: $(STAMP)
 	$(VPY) tools/make_student.py --src notebooks --out student
+
+# The handouts: one static HTML page per notebook (stored outputs, nothing re-run) that
+# opens offline from disk, in handouts/ (rebuilt from scratch each time).
+handouts: $(STAMP)
+	rm -rf handouts
+	$(VPY) tools/make_handouts.py --src notebooks --out handouts
 
 # Apply ruff's formatting and safe lint fixes (notebooks included).
 format: $(STAMP)

@@ -18,7 +18,7 @@ from transformer_lib._checks import check_tensor, fail
 from transformer_lib.data import collate, encode_pairs, tokenize
 from transformer_lib.decode import inference_mode
 from transformer_lib.translate import translate
-from transformer_lib.vocab import SPECIALS
+from transformer_lib.vocab import BOS, EOS, PAD
 
 __all__ = [
     "corpus_bleu",
@@ -124,7 +124,7 @@ def attention_alignment(
     weights: torch.Tensor,
     src_tokens: Sequence[str] | None = None,
     tgt_tokens: Sequence[str] | None = None,
-    skip: Iterable[str] = SPECIALS,
+    skip: Iterable[str] = (PAD, BOS, EOS),
 ) -> Alignment:
     """Hard alignment from cross-attention: each target token links to the source token
     it attends to most (heads averaged). Rows/columns whose token is in ``skip`` (the

@@ -1,0 +1,277 @@
+"""Helpers for the browser test: an isolated JupyterLab server and a headless Chromium.
+
+The server runs on 127.0.0.1 with a random token, on a temporary COPY of the notebooks,
+with its own settings, workspaces, runtime and config directories, and with every
+network feature that JupyterLab has (news, update checks) switched off. Everything it
+starts is stopped again by process id: the server's process group, then any kernel
+whose connection file lies in this server's runtime directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = REPO / "notebooks"
+SCREENSHOTS = REPO / "screenshots"
+
+# Set COURSE_CHROMIUM to a browser binary to use it instead of Debian's chromium
+# (or to a missing path to check that the test skips).
+CHROMIUM_ENV = "COURSE_CHROMIUM"
+# Set to 1 (as .ci/run does) to make a missing browser an error instead of a skip.
+REQUIRE_ENV = "COURSE_REQUIRE_BROWSER"
+
+# Headless Chromium in a container: no sandbox (root), no GPU, no /dev/shm, and no
+# background requests to Google's services (the course runs offline).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+# User settings for the isolated JupyterLab: no news feed, no update check, no
+# pop-ups, and a notebook that keeps every cell in the DOM so the test sees them all.
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+        "doNotDisturbMode": True,
+    },
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+# DOM selectors (JupyterLab 4, ipywidgets 8).
+CODE_PROMPT = ".jp-Notebook .jp-CodeCell .jp-InputArea-prompt"
+ERROR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]'
+STDERR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+IMAGE_OUTPUT = '.jp-OutputArea-output[data-mime-type="image/png"] img'
+# A widget view displayed by a cell (not the widgets nested inside it).
+WIDGET_VIEW = (
+    ".jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output > .jupyter-widgets"
+)
+# The slide types jupyterlab-slideshow places; None or "" continues the slide.
+DECK_SLIDE_TYPES = {"slide", "subslide", "fragment", "skip", "notes", "", None}
+DECK_BUTTON = '.jp-NotebookPanel-toolbar [data-command="deck:toggle"]'
+DECK_REMOTE = ".jp-Deck-Remote"
+
+
+def find_chromium() -> str | None:
+    """The Chromium binary to drive, or None when there is none."""
+    override = os.environ.get(CHROMIUM_ENV)
+    if override:
+        return override if Path(override).is_file() else None
+    for candidate in (
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    return None
+
+
+def skip_reason() -> str | None:
+    """One line saying why the browser test cannot run here, or None when it can."""
+    if find_chromium() is None:
+        where = os.environ.get(CHROMIUM_ENV) or "/usr/bin/chromium or `chromium` on PATH"
+        return (
+            f"no Chromium found ({where}): install Debian's `chromium` package, "
+            f"or set {CHROMIUM_ENV} to a Chromium or Chrome binary"
+        )
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return (
+            "the `playwright` package is missing (the test extra has it: pip install -e '.[test]')"
+        )
+    return None
+
+
+def skip_unless_available() -> None:
+    """Skip the calling test (or module) with a one-line reason when the browser test
+    cannot run here; fail instead when COURSE_REQUIRE_BROWSER=1 (as in CI)."""
+    reason = skip_reason()
+    if reason and os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{REQUIRE_ENV}=1 but {reason}", pytrace=False)
+    if reason:
+        pytest.skip(reason, allow_module_level=True)
+
+
+@dataclass(frozen=True)
+class ExpectedOutputs:
+    """What the stored notebook says a run produces."""
+
+    code_cells: int
+    images: int  # image/png outputs
+    widgets: int  # widget-view outputs
+    stderr: int  # stderr stream outputs
+
+
+def expected_outputs(path: Path) -> ExpectedOutputs:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    outputs = [o for c in cells if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    return ExpectedOutputs(
+        code_cells=sum(c["cell_type"] == "code" for c in cells),
+        images=sum("image/png" in o.get("data", {}) for o in outputs),
+        widgets=sum(WIDGET_MIME in o.get("data", {}) for o in outputs),
+        stderr=sum(o.get("name") == "stderr" for o in outputs),
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LabServer:
+    url: str  # base URL, no trailing slash
+    token: str
+    root: Path  # the notebooks copy the server serves
+    runtime_dir: Path
+    process: subprocess.Popen
+
+    def api(self, method: str, path: str) -> object:
+        request = urllib.request.Request(
+            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 (localhost)
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def shutdown_kernels(self) -> None:
+        for kernel in self.api("GET", "/api/kernels"):
+            self.api("DELETE", f"/api/kernels/{kernel['id']}")
+
+
+def _write_lab_settings(settings_dir: Path) -> None:
+    for name, values in LAB_SETTINGS.items():
+        target = settings_dir / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(values), encoding="utf-8")
+
+
+def _wait_until_up(server: LabServer, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited with code {server.process.returncode}")
+        try:
+            server.api("GET", "/api/status")
+            return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.3)
+    raise TimeoutError(f"JupyterLab did not answer /api/status within {timeout:.0f} s")
+
+
+def _kernels_of(runtime_dir: Path) -> list[int]:
+    """Pids of processes started with a connection file in `runtime_dir` (our kernels)."""
+    pids = []
+    if not Path("/proc").is_dir():  # not Linux: the server's own shutdown has to do
+        return pids
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if str(runtime_dir) in cmdline:
+            pids.append(int(proc.name))
+    return pids
+
+
+def _stop(process: subprocess.Popen, runtime_dir: Path) -> None:
+    """SIGTERM the server's process group (the server stops its kernels), then SIGKILL."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+    # Kernels run in sessions of their own; kill any that outlived the server.
+    for pid in _kernels_of(runtime_dir):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@contextmanager
+def lab_server(tmp: Path, notebooks: list[Path], log_path: Path) -> Iterator[LabServer]:
+    """A JupyterLab serving copies of `notebooks` from `tmp`/notebooks; stopped on exit."""
+    root = tmp / "notebooks"
+    root.mkdir(parents=True)
+    for notebook in notebooks:
+        shutil.copy2(notebook, root / notebook.name)
+    dirs = {name: tmp / name for name in ("settings", "workspaces", "runtime", "config", "data")}
+    for path in dirs.values():
+        path.mkdir()
+    _write_lab_settings(dirs["settings"])
+    token = secrets.token_hex(16)
+    port = _free_port()
+    # The kernel picks its own matplotlib backend (inline) unless MPLBACKEND says
+    # otherwise, and the test suite's conftest sets it to Agg: drop it.
+    env = {key: value for key, value in os.environ.items() if key != "MPLBACKEND"}
+    env |= {
+        "JUPYTERLAB_SETTINGS_DIR": str(dirs["settings"]),
+        "JUPYTERLAB_WORKSPACES_DIR": str(dirs["workspaces"]),
+        "JUPYTER_RUNTIME_DIR": str(dirs["runtime"]),
+        "JUPYTER_CONFIG_DIR": str(dirs["config"]),
+        "JUPYTER_DATA_DIR": str(dirs["data"]),
+        "JUPYTER_PREFER_ENV_PATH": "1",
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.news_url=None",
+        "--LabApp.collaborative=False",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if os.geteuid() == 0:
+        command.append("--allow-root")
+    with open(log_path, "w", encoding="utf-8") as log:
+        process = subprocess.Popen(
+            command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    server = LabServer(f"http://127.0.0.1:{port}", token, root, dirs["runtime"], process)
+    try:
+        _wait_until_up(server, timeout=90)
+        yield server
+    finally:
+        _stop(process, dirs["runtime"])
+
+
+def launch_chromium(playwright, executable: str):
+    """Headless Chromium with a fresh temporary profile (Playwright's default)."""
+    return playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)

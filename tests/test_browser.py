@@ -1,0 +1,287 @@
+"""The course in a real browser, used the way a student and an instructor use it.
+
+JupyterLab runs on 127.0.0.1 (a random token, isolated settings, a temporary copy of
+the notebooks) and headless Chromium drives it through Playwright. For every notebook:
+open it, Edit > Clear Outputs of All Cells, Run > Run All Cells, then check that no cell
+failed, every figure of the stored notebook was drawn as an image, every widget was
+drawn as a live widget, and each widget redraws its figure when a control moves. One
+notebook is then presented in deck mode (jupyterlab-slideshow) with a live widget.
+Screenshots go to screenshots/ (ignored by git). Nothing leaves 127.0.0.1.
+
+Skipped, with a one-line reason, where Chromium or the `playwright` package is missing
+(an error instead when COURSE_REQUIRE_BROWSER=1, as .ci/run sets it).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import browser_support as bs
+import pytest
+
+pytestmark = pytest.mark.browser
+
+bs.skip_unless_available()
+
+from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+
+NOTEBOOK_PATHS = sorted(bs.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+PRESENTED = "04_masking.ipynb"  # the notebook shown in deck mode
+VIEWPORT = {"width": 1400, "height": 900}
+OPEN_TIMEOUT_S = 120  # JupyterLab loaded and the kernel idle
+RUN_TIMEOUT_S = 600  # Run All on one notebook (07 trains a model for minutes)
+REDRAW_TIMEOUT_S = 60  # a widget redraws its figure after a control moved
+DECK_TIMEOUT_MS = 30_000  # deck mode starts or stops
+
+
+# --- fixtures ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lab")
+    bs.SCREENSHOTS.mkdir(exist_ok=True)
+    with bs.lab_server(tmp, NOTEBOOK_PATHS, log_path=tmp / "jupyterlab.log") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as playwright:
+        chromium = bs.launch_chromium(playwright, bs.find_chromium())
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(lab, browser):
+    """A fresh browser tab; records any request that leaves the server (there must be none)."""
+    context = browser.new_context(viewport=VIEWPORT)
+    tab = context.new_page()
+    tab.set_default_timeout(30_000)
+    tab.outside_requests = []
+
+    def record(request):
+        if not request.url.startswith((lab.url, "data:", "blob:")):
+            tab.outside_requests.append(request.url)
+
+    tab.on("request", record)
+    yield tab
+    context.close()
+    lab.shutdown_kernels()
+
+
+# --- what a student does -----------------------------------------------------------------
+
+
+def menu(page: Page, top: str, command: str) -> None:
+    """Click a main-menu entry, e.g. Run > Run All Cells."""
+    page.get_by_role("menuitem", name=top, exact=True).click()
+    page.locator(f'.lm-Menu-item[data-command="{command}"]').click()
+
+
+def open_notebook(page: Page, lab: bs.LabServer, name: str) -> None:
+    """Open a notebook and wait until its kernel is connected and idle."""
+    page.goto(f"{lab.url}/lab/tree/{name}?reset&token={lab.token}")
+    # The notebook toolbar says "idle" before any kernel exists; the status bar waits
+    # for the kernel ("Python 3 (ipykernel) | Idle"), and the server for the websocket.
+    page.wait_for_function(
+        "() => /\\|\\s*Idle\\s*$/m.test(document.querySelector('#jp-main-statusbar')?.innerText)",
+        timeout=OPEN_TIMEOUT_S * 1000,
+    )
+    deadline = time.monotonic() + OPEN_TIMEOUT_S
+    while not any(
+        s["path"].endswith(name)
+        and s["kernel"]["execution_state"] == "idle"
+        and s["kernel"]["connections"] > 0
+        for s in lab.api("GET", "/api/sessions")
+    ):
+        assert time.monotonic() < deadline, f"{name}: no connected idle kernel"
+        time.sleep(0.3)
+    # Fold the file browser away (click its tab), leaving the notebook the whole width.
+    page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
+
+
+def run_all_cells(page: Page, n_code_cells: int) -> None:
+    """Clear all outputs, Run All, and wait until every cell ran or one failed."""
+    menu(page, "Edit", "editmenu:clear-all")
+    expect(page.locator(".jp-OutputArea-output")).to_have_count(0)
+    menu(page, "Run", "runmenu:run-all")
+    started = time.monotonic()
+    deadline = started + RUN_TIMEOUT_S
+    while True:
+        state = page.evaluate(
+            """([promptSel, errorSel]) => ({
+                prompts: [...document.querySelectorAll(promptSel)].map(p => p.textContent.trim()),
+                status: document.querySelector('.jp-Notebook-ExecutionIndicator')?.dataset.status,
+                errors: document.querySelectorAll(errorSel).length,
+            })""",
+            [bs.CODE_PROMPT, bs.ERROR_OUTPUT],
+        )
+        ran = sum(bool(re.fullmatch(r"\[\d+\]:", p)) for p in state["prompts"])
+        running = state["prompts"].count("[*]:")
+        if state["status"] == "idle" and not running and (ran == n_code_cells or state["errors"]):
+            return
+        if ran + running == 0 and time.monotonic() > started + 60:
+            page.screenshot(path=bs.SCREENSHOTS / "browser-run-all-did-not-start.png")
+            pytest.fail("Run All started no cell within 60 s (screenshot in screenshots/)")
+        if time.monotonic() > deadline:
+            pytest.fail(
+                f"Run All did not finish in {RUN_TIMEOUT_S} s: {ran}/{n_code_cells} cells ran, "
+                f"{running} still queued or running, kernel {state['status']}"
+            )
+        time.sleep(0.5)
+
+
+def output_texts(page: Page, selector: str) -> list[str]:
+    return page.locator(selector).all_inner_texts()
+
+
+def wait_for_images(page: Page) -> int:
+    """Wait until every output image has loaded; return how many there are."""
+    page.wait_for_function(
+        "sel => [...document.querySelectorAll(sel)].every(i => i.complete && i.naturalWidth > 0)",
+        arg=bs.IMAGE_OUTPUT,
+    )
+    return page.locator(bs.IMAGE_OUTPUT).count()
+
+
+def move_a_control(view) -> str | None:
+    """Change one control of a widget the way a student would; say which, or None."""
+    handles = view.locator(".widget-slider .noUi-handle")
+    if handles.count():
+        handle = handles.first
+        value, top = (float(handle.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemax"))
+        key = "ArrowRight" if value < top else "ArrowLeft"
+        handle.focus()
+        handle.press(key)
+        return f"slider {handle.get_attribute('aria-valuetext')!r} ({key})"
+    selects = view.locator(".widget-dropdown select")
+    if selects.count():
+        select = selects.first
+        options = select.locator("option").evaluate_all("os => os.map(o => o.value)")
+        other = next(o for o in options if o != select.input_value())
+        select.select_option(value=other)
+        return f"dropdown -> {other!r}"
+    toggles = view.locator(".widget-toggle-buttons button:not(.mod-active)")
+    if toggles.count():
+        toggles.first.click()
+        return "toggle button"
+    boxes = view.locator(".widget-checkbox input")
+    if boxes.count():
+        boxes.first.click()
+        return "checkbox"
+    return None
+
+
+def widget_redraws(page: Page, index: int) -> str | None:
+    """Move a control of the index-th widget view and wait for its figure to change."""
+    view = page.locator(bs.WIDGET_VIEW).nth(index)
+    before = view.locator("img").evaluate_all("imgs => imgs.map(i => i.src)")
+    if not before:
+        return None  # a widget without a figure (a progress bar, say)
+    moved = move_a_control(view)
+    if moved is None:
+        return None
+    page.wait_for_function(
+        """([sel, index, before]) => {
+            const imgs = [...document.querySelectorAll(sel)[index].querySelectorAll('img')];
+            const now = imgs.map(i => i.src);
+            return now.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0)
+                && JSON.stringify(now) !== JSON.stringify(before);
+        }""",
+        arg=[bs.WIDGET_VIEW, index, before],
+        timeout=REDRAW_TIMEOUT_S * 1000,
+    )
+    return moved
+
+
+def screenshot_notebook(page: Page, path: Path) -> None:
+    """The whole notebook in one image: make the window as tall as the notebook."""
+    height = page.evaluate(
+        """() => {
+            const scroller = document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer');
+            scroller.scrollTop = 0;
+            return scroller.scrollHeight;
+        }"""
+    )
+    path.parent.mkdir(exist_ok=True)
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": min(height + 200, 16000)})
+    page.wait_for_timeout(500)
+    page.screenshot(path=path)
+    page.set_viewport_size(VIEWPORT)
+
+
+# --- the tests ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=[p.stem for p in NOTEBOOK_PATHS])
+def test_notebook_runs_like_a_student_runs_it(page, lab, path):
+    expected = bs.expected_outputs(path)
+    started = time.monotonic()
+    open_notebook(page, lab, path.name)
+    opened = time.monotonic()
+    run_all_cells(page, expected.code_cells)
+    ran = time.monotonic()
+
+    errors = output_texts(page, bs.ERROR_OUTPUT)
+    assert not errors, f"{path.name}: error outputs after Run All:\n" + "\n---\n".join(errors)
+    stderr = output_texts(page, bs.STDERR_OUTPUT)
+    assert len(stderr) <= expected.stderr, (
+        f"{path.name}: stderr outputs that the stored notebook does not have:\n"
+        + "\n---\n".join(stderr)
+    )
+    images = wait_for_images(page)
+    assert images >= expected.images, (
+        f"{path.name}: {images} figures drawn, the stored notebook has {expected.images}"
+    )
+    views = page.locator(bs.WIDGET_VIEW)
+    assert views.count() == expected.widgets, (
+        f"{path.name}: {views.count()} live widgets, the stored notebook displays {expected.widgets}"
+    )
+
+    moved = [widget_redraws(page, i) for i in range(expected.widgets)]
+    if expected.widgets:
+        assert any(moved), f"{path.name}: no widget had a control that redraws a figure"
+    errors = output_texts(page, bs.ERROR_OUTPUT)
+    assert not errors, f"{path.name}: error outputs after moving widgets:\n" + "\n".join(errors)
+
+    screenshot_notebook(page, bs.SCREENSHOTS / f"browser-{path.stem}.png")
+    assert not page.outside_requests, f"requests that left 127.0.0.1: {page.outside_requests}"
+    print(
+        f"\n{path.stem}: open {opened - started:.1f} s, run all {ran - opened:.1f} s, "
+        f"checks {time.monotonic() - ran:.1f} s; {images} images, widgets moved: {moved}"
+    )
+
+
+@pytest.mark.skipif(
+    not (bs.NOTEBOOKS / PRESENTED).exists(), reason=f"{PRESENTED} is not in notebooks/"
+)
+def test_presentation_mode_shows_a_live_widget(page, lab):
+    path = bs.NOTEBOOKS / PRESENTED
+    assert bs.expected_outputs(path).widgets, f"{PRESENTED} displays no widget to present"
+    open_notebook(page, lab, PRESENTED)
+    run_all_cells(page, bs.expected_outputs(path).code_cells)
+
+    # Select the widget's cell, then press the notebook toolbar's deck button.
+    view = page.locator(bs.WIDGET_VIEW).first
+    page.locator(".jp-Notebook .jp-CodeCell").filter(has=view).locator(".jp-InputPrompt").click()
+    page.locator(bs.DECK_BUTTON).click()
+    expect(page.locator(bs.DECK_REMOTE)).to_be_visible(timeout=DECK_TIMEOUT_MS)
+
+    # On screen: the widget's slide, drawn live (not as text), and not the whole notebook.
+    cell = page.locator(".jp-Notebook .jp-CodeCell").filter(has=view)
+    expect(cell).to_have_class(re.compile(r"\bjp-deck-mod-onscreen\b"), timeout=DECK_TIMEOUT_MS)
+    expect(view).to_be_in_viewport(timeout=DECK_TIMEOUT_MS)
+    expect(view.locator(".widget-slider").first).to_be_visible()
+    expect(view.locator("img").first).to_be_visible()
+    onscreen = page.locator(".jp-Notebook .jp-Cell.jp-deck-mod-onscreen").count()
+    assert onscreen < page.locator(".jp-Notebook .jp-Cell").count(), "deck shows every cell"
+    assert widget_redraws(page, 0), "the widget did not redraw in deck mode"
+    page.screenshot(path=bs.SCREENSHOTS / f"presentation-{path.stem}.png")
+
+    page.locator(".jp-deck-mod-stop").click()
+    expect(page.locator(bs.DECK_REMOTE)).to_be_hidden(timeout=DECK_TIMEOUT_MS)
+    assert not page.outside_requests, f"requests that left 127.0.0.1: {page.outside_requests}"

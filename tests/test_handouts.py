@@ -1,0 +1,195 @@
+"""make handouts: static HTML pages that open offline, with formulas and figures rendered.
+
+The pages are built from two notebooks (one with a widget, one heavy on formulas) into a
+temporary folder. The browser test opens them from disk in headless Chromium with every
+request that is not file: or data: aborted.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ["02_positional_encoding", "06_encoder_decoder"]
+_spec = importlib.util.spec_from_file_location("make_handouts", ROOT / "tools" / "make_handouts.py")
+make_handouts = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_handouts)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, Path]:
+    paths = [ROOT / "notebooks" / f"{name}.ipynb" for name in NOTEBOOKS]
+    missing = [p.name for p in paths if not p.is_file()]
+    assert not missing, f"notebooks missing: {missing}"
+    out = tmp_path_factory.mktemp("handouts")
+    pages = make_handouts.build(paths, out)
+    return {page.stem: page for page in pages}
+
+
+def _stored(name: str) -> dict:
+    return json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))
+
+
+# --- the offline check itself ----------------------------------------------------------
+
+
+def test_remote_references_finds_every_kind_of_network_load():
+    page = """<html><head>
+    <script src="https://cdn.example.org/require.js"></script>
+    <link rel="stylesheet" href="//fonts.example.org/css">
+    <style>@import url("https://example.org/a.css"); .x { background: url(http://example.org/b.png) }</style>
+    <style>@import 'https://example.org/c.css';</style>
+    </head><body><img src="https://example.org/d.png"><div style="background:url('https://e.org/e.png')"></div>
+    </body></html>"""
+    remote = make_handouts.remote_references(page)
+    assert len(remote) == 7, remote
+    for url in ("require.js", "fonts.example.org", "a.css", "b.png", "c.css", "d.png", "e.png"):
+        assert any(url in r for r in remote), (url, remote)
+
+
+def test_remote_references_allows_local_files_data_uris_and_plain_links():
+    page = """<html><head><script src="mathjax/MathJax.js"></script>
+    <style>.icon { background: url(data:image/svg+xml;base64,AAAA) }</style></head>
+    <body><img src="data:image/png;base64,AAAA"><a href="https://arxiv.org/abs/1706.03762">paper</a>
+    <p>see https://example.org in the text</p></body></html>"""
+    assert make_handouts.remote_references(page) == []
+
+
+def test_a_remote_image_in_a_notebook_fails_the_build(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_markdown_cell('<img src="https://example.org/fig.png">'))
+    source = tmp_path / "remote.ipynb"
+    nbformat.write(nb, source)
+    with pytest.raises(RuntimeError, match=r"remote\.ipynb: the page would load from the network"):
+        make_handouts.build_page(source, tmp_path)
+
+
+# --- the built pages -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_pages_load_nothing_from_the_network(built, name):
+    page = built[name].read_text(encoding="utf-8")
+    assert make_handouts.remote_references(page) == []
+    # Independent of the parser: no remote src/href/@import/url( anywhere, and no script
+    # that would fetch a module itself (the stock template's mermaid.js loader does).
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", page, re.I)
+    assert not re.search(r"""(?:@import|url\()\s*["']?\s*(?:https?:)?//""", page, re.I)
+    scripts = re.findall(r"<script\b[^>]*>(.*?)</script>", page, re.S | re.I)
+    assert not [s for s in scripts if re.search(r"https?://", s)]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_figures_are_embedded_as_data_uris(built, name):
+    page = built[name].read_text(encoding="utf-8")
+    sources = re.findall(r"<img\b[^>]*\bsrc\s*=\s*[\"']([^\"']*)", page, re.I)
+    assert sources and all(s.startswith("data:image/") for s in sources), sources[:3]
+    stored = make_handouts.freeze_widgets(nbformat.from_dict(_stored(name)))
+    images = sum(
+        "image/png" in o.get("data", {}) for c in stored.cells for o in c.get("outputs", [])
+    )
+    assert len(sources) == images
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_formulas_are_left_for_the_bundled_mathjax(built, name):
+    page = built[name].read_text(encoding="utf-8")
+    config = make_handouts.MATHJAX_CONFIG
+    assert f'<script src="mathjax/MathJax.js?config={config}"></script>' in page
+    assert (built[name].parent / "mathjax" / "MathJax.js").is_file()
+    assert (built[name].parent / "mathjax" / "config" / f"{config}.js").is_file()
+    assert "$$" in page  # display formulas reach the page as TeX for MathJax to typeset
+
+
+def test_widgets_become_a_note_and_the_picture_they_showed(built):
+    page = built["02_positional_encoding"].read_text(encoding="utf-8")
+    assert "application/vnd.jupyter.widget" not in page
+    assert "jupyter-widgets/html-manager" not in page
+    notes = re.findall(r'<p class="handout-widget-note">(.*?)</p>', page, re.S)
+    assert len(notes) == 1
+    assert "d_model = 64" in notes[0] and "JupyterLab" in notes[0]
+    # The widget's stored figure follows the note, in the same cell.
+    cell = page.split('<p class="handout-widget-note">', 1)[1].split("jp-Cell-inputWrapper", 1)[0]
+    assert "data:image/png;base64," in cell
+
+
+def test_freeze_widgets_handles_a_widget_without_stored_state():
+    nb = nbformat.v4.new_notebook()
+    view = {"model_id": "abc", "version_major": 2, "version_minor": 0}
+    output = nbformat.v4.new_output(
+        "display_data", data={make_handouts.WIDGET_VIEW: view, "text/plain": "VBox()"}
+    )
+    nb.cells.append(nbformat.v4.new_code_cell("w", outputs=[output]))
+    frozen = make_handouts.freeze_widgets(nb)
+    (note,) = frozen.cells[0].outputs
+    assert set(note["data"]) == {"text/html"} and "Interactive widget" in note["data"]["text/html"]
+    assert nb.cells[0].outputs[0]["data"]["text/plain"] == "VBox()"  # the input is untouched
+
+
+def test_the_index_links_every_page(built):
+    index = (next(iter(built.values())).parent / "index.html").read_text(encoding="utf-8")
+    assert re.findall(r'href="([^"]+)"', index) == [f"{name}.html" for name in NOTEBOOKS]
+
+
+# --- in a browser, offline ---------------------------------------------------------------
+
+_CHECKS = r"""() => {
+  const hasError = (node) => !!node && (node.type === "merror" || (node.data || []).some(hasError));
+  const jax = MathJax.Hub.getAllJax();
+  const texts = Array.from(document.querySelectorAll(".jp-MarkdownOutput")).map((el) => {
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll("script, code, pre, .MathJax, .MathJax_Display, .MathJax_Preview")
+      .forEach((n) => n.remove());
+    return copy.textContent;
+  });
+  return {
+    rendered: document.querySelectorAll("span.MathJax").length,
+    font: MathJax.OutputJax["HTML-CSS"].fontInUse,
+    fontWarning: !!document.getElementById("MathJax_Font_Warning"),
+    jax: jax.length,
+    errors: jax.filter((j) => hasError(j.root)).map((j) => j.originalText),
+    leftover: texts.filter((t) => /\$\$|\\\(|\\\[|\\[a-zA-Z]{2,}/.test(t)).map((t) => t.slice(0, 200)),
+    images: Array.from(document.images).map((img) => [img.complete, img.naturalWidth]),
+  };
+}"""
+
+
+@pytest.mark.browser
+def test_pages_render_offline_in_chromium(built):
+    browser_support = pytest.importorskip("browser_support")
+    browser_support.skip_unless_available()
+    from playwright.sync_api import sync_playwright
+
+    blocked: list[str] = []
+
+    def offline(route):
+        if route.request.url.startswith(("file:", "data:")):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as pw:
+        browser = browser_support.launch_chromium(pw, browser_support.find_chromium())
+        try:
+            page = browser.new_page()
+            page.route("**/*", offline)
+            for name, path in built.items():
+                page.goto(path.as_uri())
+                page.wait_for_selector("html[data-mathjax=done]", state="attached", timeout=60_000)
+                result = page.evaluate(_CHECKS)
+                assert result["jax"] > 20 and result["rendered"] == result["jax"], (name, result)
+                assert result["errors"] == [], (name, result["errors"])
+                assert result["font"] == "STIX-Web" and not result["fontWarning"], (name, result)
+                assert result["leftover"] == [], (name, result["leftover"])
+                assert result["images"], name
+                assert all(done and width > 0 for done, width in result["images"]), name
+        finally:
+            browser.close()
+    assert blocked == [], f"the pages tried to reach the network: {blocked}"
