@@ -8,14 +8,8 @@ from transformer_lib import Transformer, TransformerConfig
 from transformer_lib.playground import draw_translation, translation_playground
 from transformer_lib.vocab import EOS_ID, Vocab
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # tiny models gain nothing from a second thread, and on a busy machine it only waits
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# Tiny models gain nothing from a second thread (see conftest.one_thread).
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 SRC = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "the", "dog", "sees", "a", "cat", "."])

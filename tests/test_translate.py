@@ -6,14 +6,8 @@ from test_decode import SRC_VOCAB, TGT_VOCAB, random_model
 
 from transformer_lib.translate import Translation, translate
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # tiny models gain nothing from a second thread, and on a busy machine it only waits
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# Tiny models gain nothing from a second thread (see conftest.one_thread).
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_translate_strings_unknown_words_and_attention():
