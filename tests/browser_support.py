@@ -29,6 +29,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
+# The course notebooks, in order (00_... to 07_...).
+NOTEBOOK_PATHS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 SCREENSHOTS = REPO / "screenshots"
 
 # Set COURSE_CHROMIUM to a browser binary to use it instead of Debian's chromium

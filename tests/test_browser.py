@@ -27,7 +27,7 @@ bs.skip_unless_available()
 
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 
-NOTEBOOK_PATHS = sorted(bs.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOK_PATHS = bs.NOTEBOOK_PATHS
 PRESENTED = "04_masking.ipynb"  # the notebook shown in deck mode
 VIEWPORT = {"width": 1400, "height": 900}
 OPEN_TIMEOUT_S = 120  # JupyterLab loaded and the kernel idle

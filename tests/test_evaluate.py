@@ -95,7 +95,8 @@ EXAMPLES = [
 ]
 
 
-def tiny_model() -> Transformer:
+def tiny_model(max_len: int = 32) -> Transformer:
+    """An untrained 1+2-layer translator for SRC -> TGT (test_playground uses it too)."""
     torch.manual_seed(0)
     config = TransformerConfig.small(
         len(SRC),
@@ -105,7 +106,7 @@ def tiny_model() -> Transformer:
         d_ff=32,
         n_encoder_layers=1,
         n_decoder_layers=2,
-        max_len=32,
+        max_len=max_len,
     )
     return Transformer(config)
 

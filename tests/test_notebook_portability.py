@@ -8,9 +8,10 @@ import json
 import re
 from pathlib import Path
 
+import browser_support
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = browser_support.NOTEBOOK_PATHS
 
 # A random draw made directly on a device: each device's generator gives other numbers.
 RANDOM_ON_DEVICE = re.compile(

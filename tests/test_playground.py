@@ -3,33 +3,19 @@
 import matplotlib.pyplot as plt
 import pytest
 import torch
+from test_evaluate import SRC, TGT, tiny_model
 
-from transformer_lib import Transformer, TransformerConfig
+from transformer_lib import Transformer
 from transformer_lib.playground import draw_translation, translation_playground
-from transformer_lib.vocab import EOS_ID, Vocab
+from transformer_lib.vocab import EOS_ID
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-SRC = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "the", "dog", "sees", "a", "cat", "."])
-TGT = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "der", "Hund", "sieht", "eine", "Katze", "."])
-
-
 @pytest.fixture
 def model() -> Transformer:
-    torch.manual_seed(0)
-    config = TransformerConfig.small(
-        len(SRC),
-        len(TGT),
-        d_model=16,
-        n_heads=2,
-        d_ff=32,
-        n_encoder_layers=1,
-        n_decoder_layers=2,
-        max_len=12,
-    )
-    model = Transformer(config)
+    model = tiny_model(max_len=12)
     with torch.no_grad():
         model.output.bias[EOS_ID] += 3.0  # stop early
     return model

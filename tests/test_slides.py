@@ -6,7 +6,7 @@ import json
 import browser_support as bs
 import pytest
 
-NOTEBOOK_PATHS = sorted(bs.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOK_PATHS = bs.NOTEBOOK_PATHS
 
 
 @pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=[p.stem for p in NOTEBOOK_PATHS])
