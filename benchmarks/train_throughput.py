@@ -18,40 +18,8 @@ import time
 import torch
 from torch import nn
 
-from transformer_lib import Transformer, TransformerConfig, get_device, masks
-
-
-class TorchReference(nn.Module):
-    """``nn.Transformer`` between our embedding, positional and output layers."""
-
-    def __init__(self, config: TransformerConfig) -> None:
-        super().__init__()
-        ours = Transformer(config)  # borrow identical non-stack modules
-        self.src_embed, self.tgt_embed = ours.src_embed, ours.tgt_embed
-        self.positional, self.output = ours.positional, ours.output
-        self.pad_id = config.pad_id
-        self.stack = nn.Transformer(
-            config.d_model,
-            config.n_heads,
-            config.n_encoder_layers,
-            config.n_decoder_layers,
-            config.d_ff,
-            config.dropout,
-            batch_first=True,
-        )
-
-    def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
-        src_pad, tgt_pad = src == self.pad_id, tgt == self.pad_id  # True = ignore
-        causal = ~masks.causal_mask(tgt.size(1), device=tgt.device)[0, 0]  # True = blocked
-        hidden = self.stack(
-            self.positional(self.src_embed(src)),
-            self.positional(self.tgt_embed(tgt)),
-            tgt_mask=causal,
-            src_key_padding_mask=src_pad,
-            tgt_key_padding_mask=tgt_pad,
-            memory_key_padding_mask=src_pad,
-        )
-        return self.output(hidden)
+from transformer_lib import Transformer, TransformerConfig, get_device
+from transformer_lib.reference import TorchTransformer
 
 
 def train_step(model, optimizer, src, tgt_in, tgt_out) -> None:
@@ -82,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     config = TransformerConfig.small(
         args.vocab, d_model=128, n_heads=4, d_ff=512, n_encoder_layers=2, n_decoder_layers=2
     )
-    models = {"transformer_lib": Transformer(config), "nn.Transformer": TorchReference(config)}
+    models = {"transformer_lib": Transformer(config), "nn.Transformer": TorchTransformer(config)}
     optimizers = {}
     for name, model in models.items():
         model.to(device).train()

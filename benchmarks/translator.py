@@ -27,76 +27,17 @@ import sys
 import torch
 
 from transformer_lib import TransformerConfig, get_device
-from transformer_lib.data import build_vocabs, encode_pairs, load_split, make_batches
+from transformer_lib.data import (
+    build_vocabs,
+    concatenate_pairs,
+    encode_pairs,
+    load_split,
+    make_batches,
+)
 from transformer_lib.evaluate import evaluate_translations
 from transformer_lib.model import Transformer
-from transformer_lib.train import (
-    TrainState,
-    concatenate_pairs,
-    make_optimizer,
-    make_scheduler,
-    train,
-)
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_throughput import TorchReference  # noqa: E402
-
-
-class TorchTranslator(TorchReference):
-    """``TorchReference`` plus what decoding and the AER need: ``encode``, ``decode`` and
-    cross-attention weights (read with hooks, as ``nn.TransformerDecoderLayer`` asks its
-    attention for none).
-
-    Masks follow this library (bool, True = may attend) and are inverted for PyTorch.
-    """
-
-    def __init__(self, config: TransformerConfig) -> None:
-        super().__init__(config)
-        self.config = config
-        self.stack.encoder.use_nested_tensor = False  # a prototype fast path; it warns
-        self._cross: list[torch.Tensor] | None = None
-        for layer in self.stack.decoder.layers:
-            layer.multihead_attn.register_forward_pre_hook(self._ask_weights, with_kwargs=True)
-            layer.multihead_attn.register_forward_hook(self._keep_weights)
-
-    def _ask_weights(self, module, args, kwargs):
-        if self._cross is not None:
-            kwargs.update(need_weights=True, average_attn_weights=False)
-        return args, kwargs
-
-    def _keep_weights(self, module, args, output) -> None:
-        if self._cross is not None:
-            self._cross.append(output[1])  # (B, H, T, S)
-
-    def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Shapes: src (B, S), src_mask (B, 1, 1, S) -> memory (B, S, D)."""
-        ignore = src == self.pad_id if src_mask is None else ~src_mask[:, 0, 0, :]  # (B, S)
-        x = self.positional(self.src_embed(src))  # (B, S) -> (B, S, D)
-        return self.stack.encoder(x, src_key_padding_mask=ignore)
-
-    def decode(
-        self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None
-    ) -> torch.Tensor:
-        """Shapes: tgt (B, T), memory (B, S, D) -> logits (B, T, V)."""
-        blocked = torch.ones(tgt.size(1), tgt.size(1), dtype=torch.bool, device=tgt.device)
-        hidden = self.stack.decoder(
-            self.positional(self.tgt_embed(tgt)),
-            memory,
-            tgt_mask=blocked.triu(1),  # True = may not attend: the future
-            tgt_key_padding_mask=tgt == self.pad_id,
-            memory_key_padding_mask=None if src_mask is None else ~src_mask[:, 0, 0, :],
-        )
-        return self.output(hidden)  # (B, T, D) -> (B, T, V)
-
-    def forward(self, src, tgt, return_attention: bool = False):
-        if not return_attention:
-            return super().forward(src, tgt)
-        self._cross = []
-        try:
-            logits = self.decode(tgt, self.encode(src), (src != self.pad_id)[:, None, None])
-            return logits, {"cross": self._cross}
-        finally:
-            self._cross = None
+from transformer_lib.reference import TorchTransformer
+from transformer_lib.train import TrainState, make_optimizer, make_scheduler, train
 
 
 def build_config(src_size: int, tgt_size: int) -> TransformerConfig:
@@ -141,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     config = build_config(len(src_vocab), len(tgt_vocab))
 
     runs = {}
-    for name, cls in (("transformer_lib", Transformer), ("nn.Transformer", TorchTranslator)):
+    for name, cls in (("transformer_lib", Transformer), ("nn.Transformer", TorchTransformer)):
         torch.manual_seed(args.seed)
         model = cls(config).to(device)
         optimizer = make_optimizer(model)

@@ -1,4 +1,5 @@
-"""Shared fixtures: every test starts from the same seed on the CPU."""
+"""Shared fixtures: every test starts from the same seed on the CPU; the toy vocabularies,
+the tiny models and the copy-task batches that several test modules use live here."""
 
 import os
 
@@ -6,6 +7,23 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
+
+from transformer_lib import Transformer, TransformerConfig  # noqa: E402
+from transformer_lib.data import Batch, collate  # noqa: E402
+from transformer_lib.train import make_optimizer, make_scheduler  # noqa: E402
+from transformer_lib.vocab import EOS_ID, SPECIALS, Vocab  # noqa: E402
+
+# The smallest model that still has every part: 2 heads, one encoder layer, and two
+# decoder layers so that "which layer" matters (playground, reference_attention).
+TINY = dict(
+    d_model=16,
+    n_heads=2,
+    d_ff=32,
+    n_encoder_layers=1,
+    n_decoder_layers=2,
+    max_len=32,
+    dropout=0.1,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -21,3 +39,82 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def src_vocab() -> Vocab:
+    """A toy English vocabulary: 4 specials and 6 words."""
+    return Vocab([*SPECIALS, "the", "dog", "sees", "a", "cat", "."])
+
+
+@pytest.fixture(scope="session")
+def tgt_vocab() -> Vocab:
+    """The German side of ``src_vocab``, as large (so the model shares its embeddings)."""
+    return Vocab([*SPECIALS, "der", "Hund", "sieht", "eine", "Katze", "."])
+
+
+@pytest.fixture
+def tiny_model(src_vocab, tgt_vocab):
+    """Factory ``tiny_model(seed=0, eos_bias=0.0, **config_overrides)``: an untrained
+    Transformer over the toy vocabularies, seeded, with ``TINY`` sizes unless overridden.
+    ``eos_bias`` raises the ``<eos>`` logit, so decoding stops at varied lengths."""
+
+    def make(seed: int = 0, eos_bias: float = 0.0, **overrides) -> Transformer:
+        torch.manual_seed(seed)
+        config = TransformerConfig.small(len(src_vocab), len(tgt_vocab), **{**TINY, **overrides})
+        model = Transformer(config)
+        with torch.no_grad():
+            model.output.bias[EOS_ID] += eos_bias
+        return model
+
+    return make
+
+
+@pytest.fixture
+def decoding_model(tiny_model):
+    """Factory ``decoding_model(seed=0, eos_bias=2.0)``: a wider tiny model (2 + 2 layers,
+    4 heads, max_len 40, its own target embedding) with peaky outputs, so greedy and beam
+    search disagree more."""
+
+    def make(seed: int = 0, eos_bias: float = 2.0) -> Transformer:
+        wider = dict(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, max_len=40)
+        model = tiny_model(seed, eos_bias, share_embeddings=False, **wider)
+        with torch.no_grad():
+            model.output.weight.mul_(4.0)  # the target embedding, tied to the output layer
+        return model
+
+    return make
+
+
+@pytest.fixture
+def copy_batches(src_vocab):
+    """``copy_batches(epoch)``: a toy copy task (target = source) of varied lengths, the
+    same batches for the same epoch (as ``train`` needs for an exact resume)."""
+
+    def batches(epoch: int, n_batches: int = 4, batch_size: int = 8) -> list[Batch]:
+        generator = torch.Generator().manual_seed(1000 + epoch)
+        result = []
+        for _ in range(n_batches):
+            pairs = []
+            for _ in range(batch_size):
+                length = int(torch.randint(2, 7, (1,), generator=generator))
+                ids = torch.randint(4, len(src_vocab), (length,), generator=generator).tolist()
+                pairs.append((ids, ids))
+            result.append(collate(pairs))
+        return result
+
+    return batches
+
+
+@pytest.fixture
+def fresh_training(tiny_model):
+    """Factory ``fresh_training(seed=0, **config_overrides)`` -> (model, optimizer,
+    scheduler), built as notebook 07 builds them (peak learning rate 5e-3 at step 20)."""
+
+    def make(seed: int = 0, **overrides):
+        model = tiny_model(seed, **overrides)
+        optimizer = make_optimizer(model)
+        scheduler = make_scheduler(optimizer, model.config.d_model, warmup=20, peak_lr=5e-3)
+        return model, optimizer, scheduler
+
+    return make

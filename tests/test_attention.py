@@ -1,10 +1,10 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from transformer_lib import masks
 from transformer_lib.attention import MultiHeadAttention, scaled_dot_product_attention
+from transformer_lib.reference import to_torch_attention, to_torch_padding_mask
 
 B, H, T, S, D = 2, 4, 5, 7, 16
 
@@ -73,20 +73,10 @@ def test_masking_works_in_half_precision(dtype):
     torch.testing.assert_close(out_half.float(), out, atol=2e-2, rtol=2e-2)
 
 
-def _copy_to_torch(mha: MultiHeadAttention) -> nn.MultiheadAttention:
-    reference = nn.MultiheadAttention(mha.d_model, mha.n_heads, batch_first=True)
-    with torch.no_grad():
-        reference.in_proj_weight.copy_(torch.cat([mha.w_q.weight, mha.w_k.weight, mha.w_v.weight]))
-        reference.in_proj_bias.copy_(torch.cat([mha.w_q.bias, mha.w_k.bias, mha.w_v.bias]))
-        reference.out_proj.weight.copy_(mha.w_o.weight)
-        reference.out_proj.bias.copy_(mha.w_o.bias)
-    return reference
-
-
 @pytest.mark.parametrize("kind", ["self", "cross"])
 def test_multi_head_attention_equals_nn_multihead_attention(kind):
     mha = MultiHeadAttention(D, H)
-    reference = _copy_to_torch(mha)
+    reference = to_torch_attention(mha)
     query = torch.randn(B, T, D)
     memory = query if kind == "self" else torch.randn(B, S, D)  # cross: S != T
     key_tokens = _padded_tokens(memory.size(1), lengths=(3, memory.size(1)))
@@ -95,12 +85,11 @@ def test_multi_head_attention_equals_nn_multihead_attention(kind):
     inputs_ref = [x.clone().requires_grad_() for x in (query, memory)]
 
     out, weights = mha(inputs[0], inputs[1], inputs[1], mask, return_attention=True)
-    # nn.MultiheadAttention's key_padding_mask uses the opposite convention: True = ignore
     expected, expected_weights = reference(
         inputs_ref[0],
         inputs_ref[1],
         inputs_ref[1],
-        key_padding_mask=~mask[:, 0, 0],
+        key_padding_mask=to_torch_padding_mask(mask),  # (B, L), True = ignore
         average_attn_weights=False,
     )
     torch.testing.assert_close(out, expected)

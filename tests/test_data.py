@@ -19,6 +19,7 @@ from transformer_lib.data import (
     alignment_matrix,
     build_vocabs,
     collate,
+    concatenate_pairs,
     detokenize,
     encode_pairs,
     format_alignment,
@@ -422,6 +423,17 @@ def test_batches_are_deterministic_per_seed(small_pairs):
     assert [b.index.tolist() for b in unshuffled] == [
         b.index.tolist() for b in make_batches(small_pairs, batch_size=32)
     ]
+
+
+def test_concatenate_pairs_joins_two_pairs_on_both_sides():
+    pairs = [([4, 5], [6]), ([7], [8, 9]), ([10, 11, 12], [13])]
+    joined = concatenate_pairs(pairs, 5, seed=1)
+    assert len(joined) == 5 and joined == concatenate_pairs(pairs, 5, seed=1)
+    for src, tgt in joined:
+        matches = [(a, b) for a in pairs for b in pairs if a is not b and a[0] + b[0] == src]
+        assert any(a[1] + b[1] == tgt for a, b in matches)
+    with pytest.raises(ValueError, match="`pairs` must be at least 2"):
+        concatenate_pairs(pairs[:1], 1)
 
 
 def test_make_batches_needs_exactly_one_size(small_pairs):

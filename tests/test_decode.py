@@ -3,46 +3,25 @@
 import pytest
 import torch
 
-from transformer_lib import Transformer, TransformerConfig
 from transformer_lib.decode import beam_search, greedy_decode, length_penalty
-from transformer_lib.vocab import EOS_ID, PAD_ID, Vocab
+from transformer_lib.vocab import EOS_ID, PAD_ID
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-WORDS = ["the", "dog", "sees", "a", "cat", "."]
-SRC_VOCAB = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", *WORDS])
-TGT_VOCAB = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "der", "Hund", "sieht", "eine", "Katze"])
+@pytest.fixture
+def random_src(src_vocab):
+    """Factory ``random_src(B=6, S=7, seed=1)``: word ids, rows 1 and 3 shorter (padded)."""
 
+    def make(B: int = 6, S: int = 7, seed: int = 1) -> torch.Tensor:
+        generator = torch.Generator().manual_seed(seed)
+        src = torch.randint(4, len(src_vocab), (B, S), generator=generator)
+        src[1, 4:] = PAD_ID  # shorter sentences in the batch
+        src[3, 2:] = PAD_ID
+        return src
 
-def random_model(eos_bias: float = 2.0, seed: int = 0) -> Transformer:
-    """An untrained model whose <eos> logit is raised, so outputs end at varied lengths."""
-    torch.manual_seed(seed)
-    config = TransformerConfig.small(
-        len(SRC_VOCAB),
-        len(TGT_VOCAB),
-        d_model=32,
-        n_heads=4,
-        d_ff=64,
-        n_encoder_layers=2,
-        n_decoder_layers=2,
-        max_len=40,
-        dropout=0.1,
-    )
-    model = Transformer(config)
-    with torch.no_grad():
-        model.output.weight.mul_(4.0)  # peakier distributions: the searches disagree more
-        model.output.bias[EOS_ID] += eos_bias
-    return model
-
-
-def random_src(B: int = 6, S: int = 7, seed: int = 1) -> torch.Tensor:
-    generator = torch.Generator().manual_seed(seed)
-    src = torch.randint(4, len(SRC_VOCAB), (B, S), generator=generator)
-    src[1, 4:] = PAD_ID  # shorter sentences in the batch
-    src[3, 2:] = PAD_ID
-    return src
+    return make
 
 
 def sequence_log_prob(model, src, out) -> torch.Tensor:
@@ -55,9 +34,9 @@ def sequence_log_prob(model, src, out) -> torch.Tensor:
     return token_log_probs.masked_fill(out == PAD_ID, 0.0).sum(dim=1)
 
 
-def test_greedy_stops_at_eos_and_pads_after_it():
-    model = random_model()
-    out, scores = greedy_decode(model, random_src(), max_len=12, return_scores=True)
+def test_greedy_stops_at_eos_and_pads_after_it(decoding_model, random_src):
+    model = decoding_model()
+    out, scores = greedy_decode(model, random_src(), max_len=12)
     assert out.shape[0] == 6 and out.shape[1] <= 12 and scores.shape == (6,)
     for row in out.tolist():
         if EOS_ID in row:
@@ -68,19 +47,19 @@ def test_greedy_stops_at_eos_and_pads_after_it():
     torch.testing.assert_close(scores, sequence_log_prob(model, random_src(), out))
 
 
-def test_greedy_batched_equals_one_sentence_at_a_time():
-    model, src = random_model(), random_src()
-    batched = greedy_decode(model, src, max_len=12)
+def test_greedy_batched_equals_one_sentence_at_a_time(decoding_model, random_src):
+    model, src = decoding_model(), random_src()
+    batched, _ = greedy_decode(model, src, max_len=12)
     for b in range(src.size(0)):
         length = int((src[b] != PAD_ID).sum())
-        alone = greedy_decode(model, src[b : b + 1, :length], max_len=12)
+        alone, _ = greedy_decode(model, src[b : b + 1, :length], max_len=12)
         row = batched[b][: alone.size(1)]
         assert torch.equal(row, alone[0]), b
 
 
-def test_beam_size_one_equals_greedy():
-    model, src = random_model(), random_src()
-    greedy, greedy_scores = greedy_decode(model, src, max_len=12, return_scores=True)
+def test_beam_size_one_equals_greedy(decoding_model, random_src):
+    model, src = decoding_model(), random_src()
+    greedy, greedy_scores = greedy_decode(model, src, max_len=12)
     beam, beam_scores = beam_search(
         model, src, beam_size=1, max_len=12, alpha=0.0, keep_greedy=False
     )
@@ -89,10 +68,10 @@ def test_beam_size_one_equals_greedy():
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.6])
-def test_beam_search_never_scores_below_greedy(alpha):
+def test_beam_search_never_scores_below_greedy(alpha, decoding_model, random_src):
     for seed in range(3):
-        model, src = random_model(seed=seed), random_src(B=8, seed=seed)
-        greedy, raw = greedy_decode(model, src, max_len=12, return_scores=True)
+        model, src = decoding_model(seed=seed), random_src(B=8, seed=seed)
+        greedy, raw = greedy_decode(model, src, max_len=12)
         lengths = (greedy != PAD_ID).sum(dim=1)
         greedy_scores = torch.tensor(
             [s / length_penalty(int(n), alpha) for s, n in zip(raw.tolist(), lengths)]
@@ -102,8 +81,8 @@ def test_beam_search_never_scores_below_greedy(alpha):
             assert (scores >= greedy_scores - 1e-6).all()
 
 
-def test_beam_scores_are_the_model_scores_of_the_returned_outputs():
-    model, src = random_model(), random_src()
+def test_beam_scores_are_the_model_scores_of_the_returned_outputs(decoding_model, random_src):
+    model, src = decoding_model(), random_src()
     out, scores = beam_search(model, src, beam_size=3, max_len=12, alpha=0.0, keep_greedy=False)
     torch.testing.assert_close(scores, sequence_log_prob(model, src, out))
     out_lp, scores_lp = beam_search(
@@ -115,8 +94,8 @@ def test_beam_scores_are_the_model_scores_of_the_returned_outputs():
     torch.testing.assert_close(scores_lp, expected)
 
 
-def test_batched_beam_search_equals_one_sentence_at_a_time():
-    model, src = random_model(), random_src()
+def test_batched_beam_search_equals_one_sentence_at_a_time(decoding_model, random_src):
+    model, src = decoding_model(), random_src()
     batched, batched_scores = beam_search(model, src, beam_size=3, max_len=12)
     for b in range(src.size(0)):
         length = int((src[b] != PAD_ID).sum())
@@ -135,16 +114,16 @@ def test_length_penalty_grows_with_length_and_alpha_zero_switches_it_off():
     assert long / length_penalty(9, 1.0) - short / length_penalty(3, 1.0) > long - short
 
 
-def test_searches_use_eval_mode_and_restore_the_mode():
-    model, src = random_model(), random_src()
+def test_searches_use_eval_mode_and_restore_the_mode(decoding_model, random_src):
+    model, src = decoding_model(), random_src()
     model.train()
     first = beam_search(model, src, beam_size=2, max_len=8)[0]
     assert model.training
     assert torch.equal(first, beam_search(model, src, beam_size=2, max_len=8)[0])  # no dropout
 
 
-def test_decoding_errors():
-    model = random_model()
+def test_decoding_errors(decoding_model, random_src):
+    model = decoding_model()
     with pytest.raises(TypeError, match="`src` must be an integer tensor"):
         greedy_decode(model, torch.zeros(2, 3))
     with pytest.raises(ValueError, match="`beam_size` must be an int >= 1"):

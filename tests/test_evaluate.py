@@ -3,8 +3,8 @@
 import pytest
 import sacrebleu
 import torch
+from torch import nn
 
-from transformer_lib import Transformer, TransformerConfig
 from transformer_lib.data import Example
 from transformer_lib.evaluate import (
     alignment_error_rate,
@@ -14,7 +14,6 @@ from transformer_lib.evaluate import (
     exact_match,
     reference_attention,
 )
-from transformer_lib.vocab import Vocab
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -86,41 +85,25 @@ def test_attention_alignment_takes_the_argmax_and_skips_specials():
         attention_alignment(weights, ["a", "b"], ["x", "y", "z", "<eos>"])
 
 
-WORDS = ["the", "dog", "sees", "a", "cat", "."]
-SRC = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", *WORDS])
-TGT = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "der", "Hund", "sieht", "eine", "Katze", "."])
 EXAMPLES = [
     Example("the dog sees a cat.", "der Hund sieht eine Katze.", ((0, 0), (1, 1), (2, 2))),
     Example("a cat.", "eine Katze.", ((0, 0), (1, 1), (2, 2))),
 ]
 
 
-def tiny_model(max_len: int = 32) -> Transformer:
-    """An untrained 1+2-layer translator for SRC -> TGT (test_playground uses it too)."""
-    torch.manual_seed(0)
-    config = TransformerConfig.small(
-        len(SRC),
-        len(TGT),
-        d_model=16,
-        n_heads=2,
-        d_ff=32,
-        n_encoder_layers=1,
-        n_decoder_layers=2,
-        max_len=max_len,
-    )
-    return Transformer(config)
-
-
-def test_reference_attention_rows_follow_the_reference():
-    attention = reference_attention(tiny_model(), EXAMPLES, SRC, TGT)
+def test_reference_attention_rows_follow_the_reference(tiny_model, src_vocab, tgt_vocab):
+    attention = reference_attention(tiny_model(), EXAMPLES, src_vocab, tgt_vocab)
     assert [tuple(a.shape) for a in attention] == [(2, 2, 7, 6), (2, 2, 4, 3)]
     torch.testing.assert_close(attention[1].sum(-1), torch.ones(2, 2, 4))
+    with pytest.raises(TypeError, match="`model` must be a model exposing pad_id"):
+        reference_attention(nn.Linear(2, 2), EXAMPLES, src_vocab, tgt_vocab)
 
 
-def test_evaluate_translations_reports_all_scores():
-    scores = evaluate_translations(tiny_model(), EXAMPLES, SRC, TGT)
+def test_evaluate_translations_reports_all_scores(tiny_model, src_vocab, tgt_vocab):
+    scores = evaluate_translations(tiny_model(), EXAMPLES, src_vocab, tgt_vocab)
     assert set(scores) == {"bleu", "exact_match", "aer", "hypotheses"}
     assert 0.0 <= scores["bleu"] <= 100.0 and 0.0 <= scores["aer"] <= 1.0
     assert len(scores["hypotheses"]) == 2
     no_gold = [Example(ex.src, ex.tgt) for ex in EXAMPLES]
-    assert evaluate_translations(tiny_model(), no_gold, SRC, TGT, method="beam")["aer"] is None
+    beam = evaluate_translations(tiny_model(), no_gold, src_vocab, tgt_vocab, method="beam")
+    assert beam["aer"] is None

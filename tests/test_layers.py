@@ -3,30 +3,15 @@ import torch
 from torch import nn
 
 from transformer_lib import masks
-from transformer_lib.attention import MultiHeadAttention
+from transformer_lib.attention import AttentionWeights
 from transformer_lib.layers import DecoderLayer, EncoderLayer, FeedForward
+from transformer_lib.reference import (
+    to_torch_decoder_layer,
+    to_torch_encoder_layer,
+    to_torch_padding_mask,
+)
 
 B, S, T, D, H, D_FF = 2, 7, 5, 16, 4, 32
-
-
-def _copy_attention(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
-    theirs.in_proj_weight.copy_(torch.cat([ours.w_q.weight, ours.w_k.weight, ours.w_v.weight]))
-    theirs.in_proj_bias.copy_(torch.cat([ours.w_q.bias, ours.w_k.bias, ours.w_v.bias]))
-    theirs.out_proj.weight.copy_(ours.w_o.weight)
-    theirs.out_proj.bias.copy_(ours.w_o.bias)
-
-
-@torch.no_grad()
-def _copy_layer(ours, theirs) -> None:
-    """Copy our layer's weights into the matching nn.Transformer*Layer."""
-    _copy_attention(ours.self_attn, theirs.self_attn)
-    if hasattr(ours, "cross_attn"):
-        _copy_attention(ours.cross_attn, theirs.multihead_attn)
-    for name in ("linear1", "linear2"):
-        getattr(theirs, name).load_state_dict(getattr(ours.feed_forward, name).state_dict())
-    for name in ("norm1", "norm2", "norm3"):
-        if hasattr(ours, name):
-            getattr(theirs, name).load_state_dict(getattr(ours, name).state_dict())
 
 
 def _randomise_norms(layer) -> None:
@@ -56,15 +41,13 @@ def _compare_grads(ours: nn.Module, theirs: nn.Module) -> None:
 def test_encoder_layer_equals_nn_transformer_encoder_layer(norm_first):
     ours = EncoderLayer(D, H, D_FF, dropout=0.0, norm_first=norm_first)
     _randomise_norms(ours)
-    theirs = nn.TransformerEncoderLayer(
-        D, H, D_FF, dropout=0.0, batch_first=True, norm_first=norm_first
-    )
-    _copy_layer(ours, theirs)
+    theirs = to_torch_encoder_layer(ours)
+    assert theirs.norm_first == norm_first and theirs.linear1.out_features == D_FF
     x = torch.randn(B, S, D)
     mask = _padding(S)
     x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
     out = ours(x1, mask)
-    expected = theirs(x2, src_key_padding_mask=~mask[:, 0, 0])  # torch: True = ignore
+    expected = theirs(x2, src_key_padding_mask=to_torch_padding_mask(mask))  # True = ignore
     torch.testing.assert_close(out, expected)
     grad = torch.randn_like(out)
     out.backward(grad)
@@ -77,10 +60,8 @@ def test_encoder_layer_equals_nn_transformer_encoder_layer(norm_first):
 def test_decoder_layer_equals_nn_transformer_decoder_layer(norm_first):
     ours = DecoderLayer(D, H, D_FF, dropout=0.0, norm_first=norm_first)
     _randomise_norms(ours)
-    theirs = nn.TransformerDecoderLayer(
-        D, H, D_FF, dropout=0.0, batch_first=True, norm_first=norm_first
-    )
-    _copy_layer(ours, theirs)
+    theirs = to_torch_decoder_layer(ours)
+    assert theirs.norm_first == norm_first and theirs.linear1.out_features == D_FF
     x, memory = torch.randn(B, T, D), torch.randn(B, S, D)  # S != T
     tgt_tokens = torch.randint(1, 9, (B, T))
     tgt_tokens[1, -1] = 0
@@ -94,7 +75,7 @@ def test_decoder_layer_equals_nn_transformer_decoder_layer(norm_first):
         m2,
         tgt_mask=~masks.causal_mask(T)[0, 0],
         tgt_key_padding_mask=tgt_tokens == 0,
-        memory_key_padding_mask=~src_mask[:, 0, 0],
+        memory_key_padding_mask=to_torch_padding_mask(src_mask),
     )
     torch.testing.assert_close(out, expected)
     grad = torch.randn_like(out)
@@ -133,19 +114,20 @@ def test_feed_forward_acts_on_each_position_alone():
     torch.testing.assert_close(out, expected)
 
 
-def test_layers_return_attention_weights_on_request():
-    encoder_layer = EncoderLayer(D, H, D_FF)
-    out, weights = encoder_layer(torch.randn(B, S, D), _padding(S), return_attention=True)
-    assert out.shape == (B, S, D) and weights.shape == (B, H, S, S)
-    decoder_layer = DecoderLayer(D, H, D_FF)
-    out, self_w, cross_w = decoder_layer(
+def test_layers_fill_attention_weights_on_request():
+    weights = AttentionWeights()
+    out = EncoderLayer(D, H, D_FF)(torch.randn(B, S, D), _padding(S), attention=weights)
+    assert out.shape == (B, S, D) and [w.shape for w in weights.encoder] == [(B, H, S, S)]
+    out = DecoderLayer(D, H, D_FF)(
         torch.randn(B, T, D),
         torch.randn(B, S, D),
         masks.causal_mask(T),
         _padding(S),
-        return_attention=True,
+        attention=weights,
     )
-    assert self_w.shape == (B, H, T, T) and cross_w.shape == (B, H, T, S)
+    assert out.shape == (B, T, D) and len(weights.encoder) == 1
+    assert [w.shape for w in weights.decoder_self] == [(B, H, T, T)]
+    assert [w.shape for w in weights.cross] == [(B, H, T, S)]
 
 
 def test_dropout_acts_on_the_sublayer_output_not_after_the_norm():

@@ -3,15 +3,17 @@ import torch
 from torch import nn
 
 from transformer_lib import masks
+from transformer_lib.attention import AttentionWeights
 from transformer_lib.config import TransformerConfig
 from transformer_lib.model import Transformer, count_parameters
 
-V = 30
+V = 10  # conftest's toy vocabularies
+SIZES = dict(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, max_len=20)
 
 
-def _model(**overrides) -> Transformer:
-    config = TransformerConfig.small(V, d_model=32, n_heads=4, d_ff=64, max_len=20, **overrides)
-    return Transformer(config).eval()
+@pytest.fixture
+def model(tiny_model) -> Transformer:
+    return tiny_model(**SIZES).eval()
 
 
 def _tokens(batch: int, length: int) -> torch.Tensor:
@@ -40,35 +42,52 @@ def test_paper_base_parameter_count():
     assert count_parameters(untied) - count_parameters(model) == 2 * 37000 * 512
 
 
-def test_weight_tying_shares_one_matrix():
-    model = _model()
+def test_weight_tying_shares_one_matrix(model):
     assert model.src_embed is model.tgt_embed
     assert model.output.weight is model.tgt_embed.embedding.weight
     untied = Transformer(TransformerConfig.small(V, 40, share_embeddings=False, tie_output=False))
     assert untied.output.weight is not untied.tgt_embed.embedding.weight
 
 
-def test_forward_shapes_and_attention_per_layer_and_head():
-    model = _model()
+def test_forward_shapes_and_attention_per_layer_and_head(model):
     src, tgt = _tokens(2, 7), _tokens(2, 5)
-    logits, weights = model(src, tgt, return_attention=True)
+    weights = AttentionWeights()
+    logits = model(src, tgt, attention=weights)
     assert logits.shape == (2, 5, V)
-    assert [w.shape for w in weights["encoder"]] == [(2, 4, 7, 7)] * 2
-    assert [w.shape for w in weights["decoder_self"]] == [(2, 4, 5, 5)] * 2
-    assert [w.shape for w in weights["cross"]] == [(2, 4, 5, 7)] * 2
+    assert [w.shape for w in weights.encoder] == [(2, 4, 7, 7)] * 2
+    assert [w.shape for w in weights.decoder_self] == [(2, 4, 5, 5)] * 2
+    assert [w.shape for w in weights.cross] == [(2, 4, 5, 7)] * 2
     torch.testing.assert_close(model(src, tgt), logits)
 
 
-def test_encode_decode_equals_forward():
-    model = _model()
+def test_encode_and_decode_fill_their_part_of_the_attention_weights(model):
+    src, tgt = _tokens(2, 7), _tokens(2, 5)
+    src_mask = masks.padding_mask(src, 0)
+    weights = AttentionWeights()
+    memory = model.encode(src, src_mask, attention=weights)
+    assert len(weights.encoder) == 2 and not weights.cross and not weights.decoder_self
+    model.decode(tgt, memory, src_mask, attention=weights)
+    assert len(weights.decoder_self) == len(weights.cross) == 2
+    for layer in weights.cross:  # each row is a distribution over the source keys
+        torch.testing.assert_close(layer.sum(dim=-1), torch.ones(2, 4, 5))
+
+
+def test_the_model_states_its_contract(tiny_model):
+    model = tiny_model(**SIZES, pad_id=1).eval()
+    assert (model.pad_id, model.max_len) == (1, 20)
+    assert (model.src_vocab_size, model.tgt_vocab_size) == (V, V)
+    with pytest.raises(AttributeError):
+        model.pad_id = 0  # read-only: it comes from the frozen config
+
+
+def test_encode_decode_equals_forward(model):
     src, tgt = _tokens(2, 7), _tokens(2, 5)
     src_mask = masks.padding_mask(src, 0)
     logits = model.decode(tgt, model.encode(src, src_mask), src_mask)
     torch.testing.assert_close(logits, model(src, tgt))
 
 
-def test_decoder_output_at_t_ignores_later_tokens():
-    model = _model()
+def test_decoder_output_at_t_ignores_later_tokens(model):
     src, tgt = _tokens(2, 7), _tokens(2, 6)
     changed = tgt.clone()
     changed[:, 3:] = _tokens(2, 3)
@@ -77,8 +96,7 @@ def test_decoder_output_at_t_ignores_later_tokens():
     assert not torch.allclose(before[:, 3:], after[:, 3:])
 
 
-def test_padding_content_does_not_change_real_positions():
-    model = _model()
+def test_padding_content_does_not_change_real_positions(model):
     src, tgt = _tokens(2, 7), _tokens(2, 6)
     src[0, 4:] = 0
     tgt[1, 4:] = 0
@@ -92,10 +110,12 @@ def test_padding_content_does_not_change_real_positions():
     torch.testing.assert_close(logits[1, :4], logits2[1, :4])
 
 
-def test_pre_norm_model_ends_with_a_layer_norm():
-    model = _model(norm_first=True)
+def test_pre_norm_model_ends_with_a_layer_norm(tiny_model):
+    model = tiny_model(**SIZES, norm_first=True).eval()
     assert isinstance(model.encoder.norm, nn.LayerNorm)
-    assert isinstance(_model().encoder.norm, nn.Identity)  # post-norm layers end normalised
+    assert isinstance(
+        tiny_model(**SIZES).encoder.norm, nn.Identity
+    )  # post-norm layers end normalised
     assert model(_tokens(1, 4), _tokens(1, 3)).shape == (1, 3, V)
 
 
@@ -127,7 +147,7 @@ def test_model_learns_to_copy():
         (
             lambda m: m(_tokens(2, 7) + V, _tokens(2, 5)),
             ValueError,
-            r"`src` must be token ids in \[0, 30\) \(the vocabulary size\); got ids in",
+            r"`src` must be token ids in \[0, 10\) \(the vocabulary size\); got ids in",
         ),
         (
             lambda m: m(_tokens(2, 7).float(), _tokens(2, 5)),
@@ -153,10 +173,25 @@ def test_model_learns_to_copy():
         (
             lambda m: m(_tokens(1, 21), _tokens(1, 5)),
             ValueError,
-            r"`x` must be at most max_len=20 positions long; got length 21",
+            r"`src` must be at most max_len=20 positions long; got length 21",
+        ),
+        (
+            lambda m: m(_tokens(1, 5), _tokens(1, 21)),
+            ValueError,
+            r"`tgt` must be at most max_len=20 positions long; got length 21",
+        ),
+        (
+            lambda m: m(_tokens(2, 5), _tokens(2, 0)),
+            ValueError,
+            r"`tgt` must be at least 1 position\(s\) long, \(B, T\); got shape \(2, 0\)",
+        ),
+        (
+            lambda m: m(_tokens(2, 5), _tokens(3, 4)),
+            ValueError,
+            r"`tgt` must be the same batch size B=2 as src; got shape \(3, 4\)",
         ),
     ],
 )
-def test_bad_input_is_named(call, error, match):
+def test_bad_input_is_named(model, call, error, match):
     with pytest.raises(error, match=match):
-        call(_model())
+        call(model)

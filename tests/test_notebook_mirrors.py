@@ -1,7 +1,9 @@
 """Notebook definitions that mirror a library object must behave like it.
 
 A notebook may rebuild a concept from scratch to teach it. Such a cell starts with
-``# mirrors: transformer_lib.<module>.<name>``, is self-contained, and defines ``<name>``.
+``# mirrors: transformer_lib.<module>.<name>``, is self-contained, and defines ``<name>``
+(or ``# mirrors: transformer_lib.<module>.<name> as <other>`` when the notebook's own
+version has another name, so that it can sit beside the library's).
 This test runs each such cell on its own and compares it with the library on seeded
 inputs, so the notebook and the library cannot drift apart.
 """
@@ -15,21 +17,24 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch import nn
 
 from transformer_lib import masks
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-MARKER = re.compile(r"^# mirrors: transformer_lib\.(\w+)\.(\w+)\s*$")
+MARKER = re.compile(r"^# mirrors: transformer_lib\.(\w+)\.(\w+)(?: as (\w+))?\s*$")
 
 
-def _mirror_cells() -> list[tuple[str, str, str, str]]:
+def _mirror_cells() -> list[tuple[str, str, str, str, str]]:
+    """(notebook, module, library name, notebook name, source) of every mirror cell."""
     found = []
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             source = "".join(cell["source"])
             match = MARKER.match(source.split("\n", 1)[0])
             if cell["cell_type"] == "code" and match:
-                found.append((path.name, match.group(1), match.group(2), source))
+                module, name, alias = match.groups()
+                found.append((path.name, module, name, alias or name, source))
     return found
 
 
@@ -56,11 +61,21 @@ def _compare_functions(name: str, ours, theirs) -> None:
     elif name == "padding_mask":
         tokens = _padded(3, 6)
         assert torch.equal(ours(tokens, 0), theirs(tokens, 0))
+    elif name == "sublayer_connection":
+        x, sublayer, norm = torch.randn(2, 5, 16), nn.Linear(16, 16), nn.LayerNorm(16)
+        for norm_first in (False, True):
+            dropout = nn.Dropout(0.5)  # training mode: the same mask when seeded alike
+            results = []
+            for connection in (ours, theirs):
+                torch.manual_seed(1)
+                results.append(connection(x, sublayer, norm, dropout, norm_first))
+            torch.testing.assert_close(*results)
     else:
         raise AssertionError(f"no comparison written for mirrors of {name}")
 
 
 MODULE_ARGS = {  # constructor arguments shared by the mirror and the library class
+    "TokenEmbedding": (10, 16),
     "MultiHeadAttention": (16, 4),
     "FeedForward": (16, 32, 0.0),
     "EncoderLayer": (16, 4, 32, 0.0),
@@ -72,6 +87,7 @@ def _module_inputs(name: str) -> tuple:
     x, memory = torch.randn(2, 5, 16), torch.randn(2, 7, 16)
     src_mask = masks.padding_mask(_padded(2, 7), 0)
     return {
+        "TokenEmbedding": (_padded(2, 5),),
         "MultiHeadAttention": (x, memory, memory, src_mask),
         "FeedForward": (x,),
         "EncoderLayer": (memory, src_mask),
@@ -80,14 +96,16 @@ def _module_inputs(name: str) -> tuple:
 
 
 @pytest.mark.parametrize(
-    ("notebook", "module", "name", "source"), CELLS, ids=[f"{c[0]}:{c[2]}" for c in CELLS]
+    ("notebook", "module", "name", "defined", "source"),
+    CELLS,
+    ids=[f"{c[0]}:{c[3]}" for c in CELLS],
 )
-def test_notebook_definition_matches_library(notebook, module, name, source):
+def test_notebook_definition_matches_library(notebook, module, name, defined, source):
     namespace: dict = {}
-    exec(compile(source, f"{notebook}:{name}", "exec"), namespace)  # noqa: S102
-    assert name in namespace, f"{notebook}: the mirror cell must define {name}"
+    exec(compile(source, f"{notebook}:{defined}", "exec"), namespace)  # noqa: S102
+    assert defined in namespace, f"{notebook}: the mirror cell must define {defined}"
     ours, theirs = (
-        namespace[name],
+        namespace[defined],
         getattr(importlib.import_module(f"transformer_lib.{module}"), name),
     )
     torch.manual_seed(0)

@@ -1,15 +1,14 @@
-"""transformer_lib.train: loss, schedule, optimizer, the loop, length augmentation."""
+"""transformer_lib.train: loss, schedule, optimizer, the loop."""
+
+import json
 
 import pytest
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from transformer_lib import Transformer, TransformerConfig
-from transformer_lib.data import collate
 from transformer_lib.train import (
-    NoamSchedule,
     TrainState,
-    concatenate_pairs,
     label_smoothed_cross_entropy,
     make_optimizer,
     make_scheduler,
@@ -19,42 +18,6 @@ from transformer_lib.train import (
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-def tiny_config(**overrides) -> TransformerConfig:
-    values = dict(
-        d_model=16,
-        n_heads=2,
-        d_ff=32,
-        n_encoder_layers=1,
-        n_decoder_layers=1,
-        max_len=32,
-        dropout=0.1,
-    )
-    values.update(overrides)
-    return TransformerConfig.small(12, **values)
-
-
-def copy_batches(epoch: int, n_batches: int = 4, batch_size: int = 8, vocab: int = 12):
-    """Deterministic in ``epoch``: a toy copy task (target = source) with varied lengths."""
-    generator = torch.Generator().manual_seed(1000 + epoch)
-    batches = []
-    for _ in range(n_batches):
-        pairs = []
-        for _ in range(batch_size):
-            length = int(torch.randint(2, 7, (1,), generator=generator))
-            ids = torch.randint(4, vocab, (length,), generator=generator).tolist()
-            pairs.append((ids, ids))
-        batches.append(collate(pairs))
-    return batches
-
-
-def fresh(config=None, warmup=20, seed=0):
-    torch.manual_seed(seed)
-    model = Transformer(config or tiny_config())
-    optimizer = make_optimizer(model)
-    scheduler = make_scheduler(optimizer, model.config.d_model, warmup=warmup, peak_lr=5e-3)
-    return model, optimizer, scheduler
 
 
 # -- loss --------------------------------------------------------------------------------------
@@ -103,7 +66,7 @@ def test_loss_errors():
         label_smoothed_cross_entropy(logits, torch.zeros(2, 3))
     with pytest.raises(ValueError, match="`epsilon` must be a float in"):
         label_smoothed_cross_entropy(logits, torch.zeros(2, 3, dtype=torch.long), 1.5)
-    with pytest.raises(ValueError, match=r"`target` must be ids in \[0, 5\)"):
+    with pytest.raises(ValueError, match=r"`target` must be token ids in \[0, 5\)"):
         label_smoothed_cross_entropy(logits, torch.full((2, 3), 9))
 
 
@@ -123,8 +86,8 @@ def test_transformer_lr_matches_the_formula_and_peaks_at_warmup():
         transformer_lr(0, 512)
 
 
-def test_scheduler_follows_transformer_lr_from_step_one():
-    model = Transformer(tiny_config())
+def test_scheduler_follows_transformer_lr_from_step_one(tiny_model):
+    model = tiny_model()
     optimizer = make_optimizer(model)
     scheduler = make_scheduler(optimizer, 16, warmup=5)
     seen = []
@@ -138,11 +101,13 @@ def test_scheduler_follows_transformer_lr_from_step_one():
     lrs = [scheduler.lr_lambdas[0](index) for index in range(20)]
     assert max(lrs) == pytest.approx(1e-3) and lrs.index(max(lrs)) == 4  # step 5 = warmup
     assert "factor" in scheduler.state_dict()["lr_lambdas"][0]  # settings saved, not code
-    assert repr(NoamSchedule(16, 5)) == "NoamSchedule(d_model=16, warmup=5, factor=1.0)"
+    json.dumps(scheduler.state_dict())  # checkpoints store it as JSON
+    scheduler = make_scheduler(make_optimizer(model), 16, warmup=5)
+    assert repr(scheduler.lr_lambdas[0]) == "_TransformerLR(d_model=16, warmup=5, factor=1.0)"
 
 
-def test_optimizer_is_the_papers_adam():
-    model = Transformer(tiny_config())
+def test_optimizer_is_the_papers_adam(tiny_model):
+    model = tiny_model()
     group = make_optimizer(model).param_groups[0]
     assert (group["betas"], group["eps"], group["lr"]) == ((0.9, 0.98), 1e-9, 1.0)
     with pytest.raises(ValueError, match="`optimizer` must be built with lr=1.0"):
@@ -154,8 +119,8 @@ def test_optimizer_is_the_papers_adam():
 # -- the loop ----------------------------------------------------------------------------------
 
 
-def test_train_learns_the_copy_task_and_reports_progress():
-    model, optimizer, scheduler = fresh(tiny_config(dropout=0.0, d_model=32, d_ff=64))
+def test_train_learns_the_copy_task_and_reports_progress(fresh_training, copy_batches):
+    model, optimizer, scheduler = fresh_training(dropout=0.0, d_model=32, d_ff=64)
     records = []
     history = train(
         model, copy_batches, optimizer, scheduler, steps=120, log_every=20, callback=records.append
@@ -176,8 +141,8 @@ def test_train_learns_the_copy_task_and_reports_progress():
     assert model.training  # the mode it was in before
 
 
-def test_train_stops_on_callback_epochs_and_accepts_tuples():
-    model, optimizer, scheduler = fresh()
+def test_train_stops_on_callback_epochs_and_accepts_tuples(fresh_training, copy_batches):
+    model, optimizer, scheduler = fresh_training()
     history = train(
         model,
         copy_batches,
@@ -198,14 +163,13 @@ def test_train_stops_on_callback_epochs_and_accepts_tuples():
         train(model, [torch.zeros(2)], optimizer, steps=1)
     with pytest.raises(ValueError, match="`batches` must be a non-empty iterable"):
         train(model, [], optimizer, steps=1)
+    with pytest.raises(TypeError, match="`model` must be a model exposing pad_id"):
+        train(nn.Linear(2, 2), tuples, optimizer, steps=1)
 
 
-def test_concatenate_pairs_joins_two_pairs_on_both_sides():
-    pairs = [([4, 5], [6]), ([7], [8, 9]), ([10, 11, 12], [13])]
-    joined = concatenate_pairs(pairs, 5, seed=1)
-    assert len(joined) == 5 and joined == concatenate_pairs(pairs, 5, seed=1)
-    for src, tgt in joined:
-        matches = [(a, b) for a in pairs for b in pairs if a is not b and a[0] + b[0] == src]
-        assert any(a[1] + b[1] == tgt for a, b in matches)
-    with pytest.raises(ValueError, match="`pairs` must be at least 2"):
-        concatenate_pairs(pairs[:1], 1)
+def test_train_pads_with_the_models_pad_id(tiny_model, copy_batches):
+    # pad id 1 (<unk>): the 0s that collate pads with become real target tokens
+    model = tiny_model(pad_id=1)
+    state = TrainState()
+    train(model, copy_batches, make_optimizer(model), steps=1, state=state)
+    assert state.tokens == sum(b.tgt_out.numel() for b in copy_batches(0)[:1])

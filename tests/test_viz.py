@@ -39,6 +39,31 @@ def _weights(*shape):
     return torch.softmax(torch.randn(*shape), dim=-1)
 
 
+PUBLIC_NAMES = [
+    "TITLE_SIZE",
+    "LABEL_SIZE",
+    "TICK_SIZE",
+    "MASK_CMAP",
+    "plot_heatmap",
+    "show_heatmaps",
+    "plot_attention",
+    "plot_attention_heads",
+    "plot_mask",
+    "plot_alignment",
+    "plot_positional_encoding",
+    "plot_pe_curves",
+    "plot_architecture",
+    "plot_loss_curve",
+    "plot_lr_schedule",
+]
+
+
+def test_the_package_keeps_every_public_name_of_the_old_module():
+    assert sorted(viz.__all__) == sorted(PUBLIC_NAMES)
+    for name in PUBLIC_NAMES:
+        assert getattr(viz, name) is not None
+
+
 def test_plot_attention_puts_keys_on_x_and_queries_on_y_with_a_colour_bar():
     ax = viz.plot_attention(_weights(4, 5), QUERY, KEYS, title="cross-attention")
     assert isinstance(ax, Axes)
@@ -132,20 +157,44 @@ def test_plot_architecture_draws_both_stacks(config):
     assert len(ax.patches) > 20
 
 
-@pytest.mark.parametrize(
-    "history",
-    [
-        [3.0, 2.0, 1.5],
-        {"step": [10, 20, 30], "train_loss": [3.0, 2.0, 1.5], "valid_loss": [3.2, 2.5, 2.0]},
-        [{"step": 10, "loss": 3.0}, {"step": 20, "loss": 2.0}, {"step": 30, "loss": 1.5}],
-    ],
-)
-def test_plot_loss_curve_accepts_lists_dicts_and_records(history):
+def test_plot_loss_curve_plots_each_series_against_the_step_series():
+    history = {"step": [10, 20, 30], "loss": [3.0, 2.0, 1.5], "lr": [1e-4, 2e-4, 3e-4]}
     ax = viz.plot_loss_curve(history)
     assert ax.get_xlabel() == "step" and ax.get_ylabel() == "loss"
+    assert [line.get_label() for line in ax.lines] == ["loss", "lr"]
     np.testing.assert_allclose(ax.lines[0].get_ydata(), [3.0, 2.0, 1.5])
-    if isinstance(history, dict) or isinstance(history[0], dict):
-        assert list(ax.lines[0].get_xdata()) == [10, 20, 30]
+    assert list(ax.lines[0].get_xdata()) == [10, 20, 30]
+
+
+def test_plot_loss_curve_without_a_step_series_counts_from_zero():
+    ax = viz.plot_loss_curve({"train loss": torch.tensor([3.0, 2.0, 1.5])}, log_scale=True)
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [3.0, 2.0, 1.5])
+    assert list(ax.lines[0].get_xdata()) == [0, 1, 2] and ax.get_yscale() == "log"
+
+
+@pytest.mark.parametrize(
+    ("history", "error", "match"),
+    [
+        ([3.0, 2.0, 1.5], TypeError, r"`history` must be a mapping .*; got list of float\."),
+        (
+            [{"step": 10, "loss": 3.0}],
+            TypeError,
+            r"`history` must be a mapping .*; got list of dict",
+        ),
+        ({"step": [10, 20]}, ValueError, r"`history` must be at least one series besides \"step\""),
+        ({"loss": "3.0"}, ValueError, r"`history\['loss'\]` must be a non-empty 1-D list of num"),
+        ({"loss": []}, ValueError, r"`history\['loss'\]` must be a non-empty"),
+    ],
+)
+def test_plot_loss_curve_rejects_other_history_formats_with_a_hint(history, error, match):
+    with pytest.raises(error, match=match) as raised:
+        viz.plot_loss_curve(history)
+    assert 'wrap a list of losses: {"loss": losses}' in str(raised.value)
+
+
+def test_plot_loss_curve_needs_every_series_as_long_as_step():
+    with pytest.raises(ValueError, match=r"`history\['loss'\]` must be 2 numbers .*; got 1\."):
+        viz.plot_loss_curve({"step": [10, 20], "loss": [3.0]})
 
 
 def test_plot_lr_schedule_marks_the_warmup():

@@ -1,11 +1,17 @@
 """transformer_lib: the small library behind the Transformer course.
 
 One module per concept, in the order the notebooks teach them:
-config, embeddings, masks, attention, layers, model (and data, train, decode,
-viz, widgets, exercises as the course grows). Masks are bool, True = may attend.
+config, embeddings, masks, attention, layers, model and reference (the same modules
+as PyTorch's); the translator pipeline (vocab, data, train, checkpoint, decode,
+translate, evaluate); the teaching layer (viz, widgets, playground, exercises).
+Masks are bool, True = may attend.
 """
 
-from transformer_lib.attention import MultiHeadAttention, scaled_dot_product_attention
+from transformer_lib.attention import (
+    AttentionWeights,
+    MultiHeadAttention,
+    scaled_dot_product_attention,
+)
 from transformer_lib.config import TransformerConfig
 from transformer_lib.device import get_device
 from transformer_lib.embeddings import (
@@ -18,6 +24,7 @@ from transformer_lib.masks import causal_mask, padding_mask, target_mask
 from transformer_lib.model import Decoder, Encoder, Transformer, count_parameters
 
 __all__ = [
+    "AttentionWeights",
     "MultiHeadAttention",
     "scaled_dot_product_attention",
     "TransformerConfig",

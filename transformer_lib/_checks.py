@@ -10,6 +10,7 @@ and (where it helps) a hint. Example::
 from __future__ import annotations
 
 import numbers
+from typing import NoReturn
 
 import torch
 
@@ -18,20 +19,24 @@ def _describe(x: torch.Tensor) -> str:
     return f"{str(x.dtype).removeprefix('torch.')} {tuple(x.shape)}"
 
 
-def fail(name: str, expected: str, got: str, hint: str = "", error: type = ValueError):
+def fail(
+    name: str, expected: str, got: str, hint: str = "", error: type[Exception] = ValueError
+) -> NoReturn:
     """Raise ``error`` with the house template."""
     message = f"`{name}` must be {expected}; got {got}."
     raise error(f"{message} {hint}".strip())
 
 
-def check_int(name: str, value, minimum: int | None = None) -> None:
+def check_int(name: str, value: object, minimum: int | None = None) -> None:
+    """An int (not a bool), at least ``minimum`` when given."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         fail(name, "an int", f"{type(value).__name__} {value!r}", error=TypeError)
     if minimum is not None and value < minimum:
         fail(name, f"an int >= {minimum}", repr(value))
 
 
-def check_probability(name: str, value) -> None:
+def check_probability(name: str, value: object) -> None:
+    """A real number in [0, 1), e.g. a dropout rate or label smoothing."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         fail(name, "a float in [0, 1)", f"{type(value).__name__} {value!r}", error=TypeError)
     if not 0.0 <= value < 1.0:
@@ -40,7 +45,7 @@ def check_probability(name: str, value) -> None:
 
 def check_tensor(
     name: str,
-    x,
+    x: object,
     ndim: int | None = None,
     integer: bool = False,
     floating: bool = False,
@@ -71,7 +76,7 @@ def check_tensor(
 
 
 def check_mask(
-    name: str, mask, shape: tuple[int, ...], letters: str, same_rank: bool = True
+    name: str, mask: object, shape: tuple[int, ...], letters: str, same_rank: bool = True
 ) -> None:
     """Check a bool mask that must broadcast to ``shape`` (named by ``letters``).
 
@@ -95,9 +100,23 @@ def check_mask(
         fail(name, expected, _describe(mask), hint)
 
 
-def check_token_ids(name: str, tokens, vocab_size: int, shape_hint: str) -> None:
-    """Check a (B, L) tensor of ids in [0, vocab_size)."""
-    check_tensor(name, tokens, ndim=2, integer=True, shape_hint=shape_hint)
+def check_token_ids(
+    name: str,
+    tokens: object,
+    vocab_size: int,
+    shape_hint: str,
+    ndim: int | None = 2,
+    min_length: int = 0,
+) -> None:
+    """Check a tensor of ids in [0, vocab_size), at least ``min_length`` long in its last dim."""
+    check_tensor(name, tokens, ndim=ndim, integer=True, shape_hint=shape_hint)
+    if tokens.dim() and tokens.size(-1) < min_length:
+        fail(
+            name,
+            f"at least {min_length} position(s) long, {shape_hint}",
+            f"shape {tuple(tokens.shape)}",
+            "Start the target with <bos>.",
+        )
     if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
         low, high = int(tokens.min()), int(tokens.max())
         fail(
@@ -105,4 +124,57 @@ def check_token_ids(name: str, tokens, vocab_size: int, shape_hint: str) -> None
             f"token ids in [0, {vocab_size}) (the vocabulary size)",
             f"ids in [{low}, {high}]",
             "Check the vocabulary used to encode the text.",
+        )
+
+
+def check_width(name: str, x: object, d_model: int, shape_hint: str) -> None:
+    """A (B, L, D) floating-point tensor of width d_model."""
+    check_tensor(name, x, ndim=3, floating=True, shape_hint=shape_hint)
+    if x.size(-1) != d_model:
+        fail(name, f"of width d_model={d_model} in its last dimension", f"shape {tuple(x.shape)}")
+
+
+def check_length(name: str, length: int, max_len: int) -> None:
+    """A sequence must fit the positional table (``max_len`` positions)."""
+    if length > max_len:
+        fail(
+            name,
+            f"at most max_len={max_len} positions long",
+            f"length {length}",
+            "Raise max_len in the config or shorten the input.",
+        )
+
+
+def check_heads(d_model: int, n_heads: int) -> None:
+    """Each of the h heads gets d_model / h dimensions (§3.2.2)."""
+    if d_model % n_heads:
+        fail(
+            "d_model",
+            f"divisible by n_heads={n_heads}",
+            str(d_model),
+            "Each head gets d_model / n_heads dimensions.",
+        )
+
+
+def check_even_width(d_model: int) -> None:
+    """Sinusoidal positions fill one sin and one cos column per frequency (§3.5)."""
+    if d_model % 2:
+        fail(
+            "d_model",
+            "even for sinusoidal positions (each frequency fills a sin and a cos column)",
+            str(d_model),
+            "Use learned positions for odd widths.",
+        )
+
+
+def check_model(name: str, model: object, *attributes: str) -> None:
+    """``model`` must state the contract its caller relies on (see ``model.Transformer``)."""
+    missing = [a for a in attributes if not hasattr(model, a)]
+    if missing:
+        fail(
+            name,
+            f"a model exposing {', '.join(attributes)} (like transformer_lib.Transformer)",
+            f"{type(model).__name__} without {', '.join(missing)}",
+            "Wrap other models so that they expose these properties.",
+            error=TypeError,
         )

@@ -8,11 +8,21 @@ Masks are bool and True means "may attend" (see ``masks``).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
+from typing import Literal, overload
 
 import torch
 from torch import nn
 
-from transformer_lib._checks import check_int, check_mask, check_probability, check_tensor, fail
+from transformer_lib._checks import (
+    check_heads,
+    check_int,
+    check_mask,
+    check_probability,
+    check_tensor,
+    check_width,
+    fail,
+)
 
 
 def scaled_dot_product_attention(
@@ -55,6 +65,22 @@ def scaled_dot_product_attention(
     return weights @ v, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
 
 
+@dataclass
+class AttentionWeights:
+    """The attention weights of a whole model, one tensor per layer, in layer order.
+
+    Pass an empty one to ``Transformer.forward``/``encode``/``decode`` (or to a layer) and
+    it is filled in as the model runs: weights are handed over explicitly, never read back
+    from a hidden attribute. Row t of a map is query t, column s is key s.
+
+    Shapes: encoder[i] (B, H, S, S), decoder_self[i] (B, H, T, T), cross[i] (B, H, T, S).
+    """
+
+    encoder: list[torch.Tensor] = field(default_factory=list)
+    decoder_self: list[torch.Tensor] = field(default_factory=list)
+    cross: list[torch.Tensor] = field(default_factory=list)
+
+
 class MultiHeadAttention(nn.Module):
     """h attention heads in parallel, concatenated and projected (§3.2.2).
 
@@ -67,13 +93,7 @@ class MultiHeadAttention(nn.Module):
         check_int("d_model", d_model, minimum=1)
         check_int("n_heads", n_heads, minimum=1)
         check_probability("dropout", dropout)
-        if d_model % n_heads:
-            fail(
-                "d_model",
-                f"divisible by n_heads={n_heads}",
-                str(d_model),
-                "Each head gets d_model / n_heads dimensions.",
-            )
+        check_heads(d_model, n_heads)
         self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
@@ -84,14 +104,34 @@ class MultiHeadAttention(nn.Module):
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         """Shapes: (B, L, D) -> (B, H, L, Dh). Each sequence keeps its own length L."""
         B, L, _ = x.shape
-        return x.view(B, L, self.n_heads, self.d_k).transpose(
-            1, 2
-        )  # (B, L, H, Dh) -> (B, H, L, Dh)
+        x = x.view(B, L, self.n_heads, self.d_k)  # (B, L, D) -> (B, L, H, Dh)
+        return x.transpose(1, 2)  # (B, L, H, Dh) -> (B, H, L, Dh)
 
     def merge_heads(self, x: torch.Tensor) -> torch.Tensor:
         """Shapes: (B, H, L, Dh) -> (B, L, D)."""
         B, _, L, _ = x.shape
         return x.transpose(1, 2).reshape(B, L, self.d_model)  # (B, L, H, Dh) -> (B, L, D)
+
+    @overload
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        return_attention: Literal[False] = False,
+    ) -> torch.Tensor: ...
+
+    @overload
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        *,
+        return_attention: Literal[True],
+    ) -> tuple[torch.Tensor, torch.Tensor]: ...
 
     def forward(
         self,
@@ -102,7 +142,8 @@ class MultiHeadAttention(nn.Module):
         return_attention: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Shapes: query (B, T, D), key and value (B, S, D), mask broadcastable to
-        (B, H, T, S) -> output (B, T, D) [, weights (B, H, T, S)]."""
+        (B, H, T, S) -> output (B, T, D) [, weights (B, H, T, S) with ``return_attention``,
+        as ``nn.MultiheadAttention`` returns them with ``need_weights``]."""
         self._check_inputs(query, key, value, mask)
         q = self.split_heads(self.w_q(query))  # (B, T, D) -> (B, H, T, Dh)
         k = self.split_heads(self.w_k(key))  # (B, S, D) -> (B, H, S, Dh)
@@ -113,13 +154,7 @@ class MultiHeadAttention(nn.Module):
 
     def _check_inputs(self, query, key, value, mask) -> None:
         for name, x in (("query", query), ("key", key), ("value", value)):
-            check_tensor(name, x, ndim=3, floating=True, shape_hint="(B, L, D)")
-            if x.size(-1) != self.d_model:
-                fail(
-                    name,
-                    f"of width d_model={self.d_model} in its last dimension",
-                    f"shape {tuple(x.shape)}",
-                )
+            check_width(name, x, self.d_model, "(B, L, D)")
         if key.shape[:2] != value.shape[:2]:
             fail(
                 "value",

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from transformer_lib._checks import check_int, check_probability, fail
+from transformer_lib._checks import (
+    check_even_width,
+    check_heads,
+    check_int,
+    check_probability,
+    fail,
+)
 
 
 @dataclass(frozen=True)
@@ -46,15 +52,9 @@ class TransformerConfig:
             check_int(name, getattr(self, name), minimum=1)
         check_int("pad_id", self.pad_id, minimum=0)
         check_probability("dropout", self.dropout)
-        if self.d_model % self.n_heads:
-            fail(
-                "d_model",
-                f"divisible by n_heads={self.n_heads}",
-                str(self.d_model),
-                "Each head gets d_model / n_heads dimensions.",
-            )
-        if not self.learned_positions and self.d_model % 2:
-            fail("d_model", "even for sinusoidal positions (sin/cos pairs)", str(self.d_model))
+        check_heads(self.d_model, self.n_heads)
+        if not self.learned_positions:
+            check_even_width(self.d_model)
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             fail(
                 "share_embeddings",

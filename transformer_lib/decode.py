@@ -1,7 +1,8 @@
 """Decoding: greedy search and beam search with a length penalty (paper §6.1).
 
-Both searches need a model with ``encode(src, src_mask) -> memory`` and
-``decode(tgt, memory, src_mask) -> logits (B, T, V)``. The model returns logits; the
+Both searches need a model with the contract of ``model.Transformer``: ``pad_id``,
+``max_len``, ``encode(src, src_mask) -> memory`` and ``decode(tgt, memory, src_mask) ->
+logits (B, T, V)``. Both return (tokens, scores). The model returns logits; the
 searches take ``log_softmax`` of the last position, so a hypothesis' score is the sum of
 its tokens' log-probabilities. They run in eval mode (no dropout) without gradients, and
 put the model back in the mode they found it in.
@@ -18,9 +19,9 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-from transformer_lib._checks import check_int, check_tensor
+from transformer_lib._checks import check_int, check_model, check_tensor
 from transformer_lib.masks import padding_mask
-from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID
+from transformer_lib.vocab import BOS_ID, EOS_ID
 
 __all__ = ["greedy_decode", "beam_search", "length_penalty", "default_max_len", "inference_mode"]
 
@@ -37,30 +38,20 @@ def inference_mode(model: nn.Module) -> Iterator[None]:
         model.train(was_training)
 
 
-def _pad_id(model: nn.Module, pad_id: int | None) -> int:
-    if pad_id is not None:
-        return pad_id
-    return getattr(getattr(model, "config", None), "pad_id", PAD_ID)
-
-
 def default_max_len(model: nn.Module, src_len: int) -> int:
     """Longest output to generate: 2·S + 10 tokens, within the model's position table."""
-    limit = getattr(getattr(model, "config", None), "max_len", None)
-    wanted = 2 * src_len + 10
-    return wanted if limit is None else max(1, min(wanted, limit - 1))
+    check_model("model", model, "max_len")
+    return max(1, min(2 * src_len + 10, model.max_len - 1))
 
 
 def _start(
-    model: nn.Module,
-    src: torch.Tensor,
-    src_mask: torch.Tensor | None,
-    pad_id: int,
-    max_len: int | None,
+    model: nn.Module, src: torch.Tensor, src_mask: torch.Tensor | None, max_len: int | None
 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Encode once: (memory (B, S, D), src_mask (B, 1, 1, S), max_len)."""
+    check_model("model", model, "pad_id", "max_len", "encode", "decode")
     check_tensor("src", src, ndim=2, integer=True, shape_hint="(B, S)")
     if src_mask is None:
-        src_mask = padding_mask(src, pad_id)
+        src_mask = padding_mask(src, model.pad_id)
     max_len = default_max_len(model, src.size(1)) if max_len is None else max_len
     check_int("max_len", max_len, minimum=1)
     return model.encode(src, src_mask), src_mask, max_len
@@ -90,21 +81,18 @@ def greedy_decode(
     max_len: int | None = None,
     bos_id: int = BOS_ID,
     eos_id: int = EOS_ID,
-    pad_id: int | None = None,
-    return_scores: bool = False,
-):
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Pick the most probable next token until every sentence has produced ``<eos>``.
 
     Returns the generated ids without ``<bos>``: each row ends with its first ``<eos>``
-    (unless ``max_len`` was reached) and is padded with ``pad_id`` after it. With
-    ``return_scores``, also the sum of the chosen tokens' log-probabilities.
+    (unless ``max_len`` was reached) and is padded with ``model.pad_id`` after it, and the
+    sum of the chosen tokens' log-probabilities (as :func:`beam_search` returns them).
 
-    Shapes: src (B, S), src_mask (B, 1, 1, S) -> tokens (B, L) [, scores (B,)], L <= max_len.
+    Shapes: src (B, S), src_mask (B, 1, 1, S) -> tokens (B, L), scores (B,); L <= max_len.
     """
-    pad_id = _pad_id(model, pad_id)
     with inference_mode(model):
-        memory, src_mask, max_len = _start(model, src, src_mask, pad_id, max_len)
-        B = src.size(0)
+        memory, src_mask, max_len = _start(model, src, src_mask, max_len)
+        pad_id, B = model.pad_id, src.size(0)
         tokens = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
         scores = torch.zeros(B, device=src.device)
         done = torch.zeros(B, dtype=torch.bool, device=src.device)
@@ -118,7 +106,7 @@ def greedy_decode(
             done |= best == eos_id
             if bool(done.all()):
                 break
-    return (tokens[:, 1:], scores) if return_scores else tokens[:, 1:]
+    return tokens[:, 1:], scores
 
 
 def length_penalty(length: int, alpha: float) -> float:
@@ -140,7 +128,6 @@ def beam_search(
     alpha: float = 0.6,
     bos_id: int = BOS_ID,
     eos_id: int = EOS_ID,
-    pad_id: int | None = None,
     keep_greedy: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Keep the ``beam_size`` best partial outputs per sentence, for a batch of sentences.
@@ -156,11 +143,10 @@ def beam_search(
     scores (B,) length-normalised (the plain log-probability sum when alpha = 0).
     """
     check_int("beam_size", beam_size, minimum=1)
-    pad_id = _pad_id(model, pad_id)
     K = beam_size
     with inference_mode(model):
-        memory, src_mask, max_len = _start(model, src, src_mask, pad_id, max_len)
-        B = src.size(0)
+        memory, src_mask, max_len = _start(model, src, src_mask, max_len)
+        pad_id, B = model.pad_id, src.size(0)
         memory = memory.repeat_interleave(K, dim=0)  # (B, S, D) -> (B*K, S, D)
         beam_mask = src_mask.repeat_interleave(K, dim=0)  # (B*K, 1, 1, S)
         tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=src.device)
@@ -228,9 +214,7 @@ def _add_unfinished(finished, done, tokens, alive, K, alpha) -> None:
 
 
 def _with_greedy(best, model, src, src_mask, max_len, bos_id, eos_id, pad_id, alpha):
-    greedy, raw = greedy_decode(
-        model, src, src_mask, max_len, bos_id, eos_id, pad_id, return_scores=True
-    )
+    greedy, raw = greedy_decode(model, src, src_mask, max_len, bos_id, eos_id)
     lengths = (greedy != pad_id).sum(dim=1).tolist()
     for b, (row, score, n) in enumerate(zip(greedy.tolist(), raw.tolist(), lengths)):
         normalised = score / length_penalty(n, alpha)

@@ -11,7 +11,14 @@ import math
 import torch
 from torch import nn
 
-from transformer_lib._checks import check_int, check_probability, check_tensor, fail
+from transformer_lib._checks import (
+    check_even_width,
+    check_int,
+    check_length,
+    check_probability,
+    check_tensor,
+    check_token_ids,
+)
 
 
 def sinusoidal_positional_encoding(max_len: int, d_model: int) -> torch.Tensor:
@@ -23,13 +30,7 @@ def sinusoidal_positional_encoding(max_len: int, d_model: int) -> torch.Tensor:
     """
     check_int("max_len", max_len, minimum=1)
     check_int("d_model", d_model, minimum=2)
-    if d_model % 2:
-        fail(
-            "d_model",
-            "even (each frequency fills a sin column and a cos column)",
-            str(d_model),
-            "Use learned positions for odd widths.",
-        )
+    check_even_width(d_model)
     position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (L, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float32)  # (D/2,)
     angle = position / 10000.0 ** (two_i / d_model)  # (L, 1) / (D/2,) -> (L, D/2)
@@ -55,15 +56,7 @@ class TokenEmbedding(nn.Module):
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """Shapes: tokens (B, L) -> (B, L, D)."""
-        check_tensor("tokens", tokens, integer=True, shape_hint="(B, L)")
-        vocab_size = self.embedding.num_embeddings
-        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
-            fail(
-                "tokens",
-                f"ids in [0, {vocab_size}) (the vocabulary size)",
-                f"ids in [{int(tokens.min())}, {int(tokens.max())}]",
-                "Check the vocabulary used to encode the text.",
-            )
+        check_token_ids("tokens", tokens, self.embedding.num_embeddings, "(B, L)", ndim=None)
         return self.embedding(tokens) * math.sqrt(self.d_model)  # (B, L) -> (B, L, D)
 
     def extra_repr(self) -> str:
@@ -96,13 +89,7 @@ class PositionalEncoding(nn.Module):
         """Shapes: x (B, L, D) -> (B, L, D)."""
         check_tensor("x", x, ndim=3, floating=True, shape_hint="(B, L, D)")
         length = x.size(1)
-        if length > self.max_len:
-            fail(
-                "x",
-                f"at most max_len={self.max_len} positions long",
-                f"length {length}",
-                "Raise max_len in the config or shorten the input.",
-            )
+        check_length("x", length, self.max_len)
         if self.learned:
             positions = self.position_embedding.weight[:length]  # (L, D)
         else:

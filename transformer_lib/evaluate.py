@@ -13,12 +13,14 @@ from collections.abc import Iterable, Sequence
 
 import sacrebleu
 import torch
+from torch import nn
 
-from transformer_lib._checks import check_tensor, fail
+from transformer_lib._checks import check_model, check_tensor, fail
+from transformer_lib.attention import AttentionWeights
 from transformer_lib.data import collate, encode_pairs, tokenize
 from transformer_lib.decode import inference_mode
 from transformer_lib.translate import translate
-from transformer_lib.vocab import BOS, EOS, PAD
+from transformer_lib.vocab import BOS, EOS, PAD, Vocab
 
 __all__ = [
     "corpus_bleu",
@@ -30,6 +32,8 @@ __all__ = [
 ]
 
 Alignment = set[tuple[int, int]]
+# One sentence's (i_src, j_tgt) pairs, or one collection of them per sentence.
+Links = Iterable[tuple[int, int]] | Iterable[Iterable[tuple[int, int]]]
 
 
 def _check_pair_lists(hypotheses, references) -> None:
@@ -93,7 +97,7 @@ def _as_corpus(name: str, alignments) -> list[Alignment]:
     return corpus
 
 
-def alignment_error_rate(predicted, sure, possible=None) -> float:
+def alignment_error_rate(predicted: Links, sure: Links, possible: Links | None = None) -> float:
     """AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|)  (Och & Ney 2003), lower is better.
 
     A = predicted links, S = sure gold links, P = possible links (S ⊆ P; defaults to S,
@@ -156,7 +160,11 @@ def attention_alignment(
 
 
 def reference_attention(
-    model, examples: Sequence, src_vocab, tgt_vocab, batch_size: int = 128
+    model: nn.Module,
+    examples: Sequence,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    batch_size: int = 128,
 ) -> list[torch.Tensor]:
     """Cross-attention of every layer while the model reads each *reference* translation
     (teacher forcing), so rows line up with the gold alignment's target indices.
@@ -164,26 +172,28 @@ def reference_attention(
     Shapes: one (n_layers, H, T + 1, S) tensor per example; rows are the reference's T
     tokens then ``<eos>`` (row t is the step that predicts target token t).
     """
+    check_model("model", model, "pad_id")
     pairs = encode_pairs(examples, src_vocab, tgt_vocab)
     device = next(model.parameters()).device
     result = []
     for start in range(0, len(pairs), batch_size):
         chunk = pairs[start : start + batch_size]
-        batch = collate(chunk).to(device)
+        batch = collate(chunk, pad_id=model.pad_id).to(device)
+        weights = AttentionWeights()
         with inference_mode(model):
-            _, weights = model(batch.src, batch.tgt_in, return_attention=True)
+            model(batch.src, batch.tgt_in, attention=weights)
         # one (B, H, T, S) tensor per layer -> (B, n_layers, H, T, S)
-        cross = torch.stack(weights["cross"], dim=1).cpu()
+        cross = torch.stack(weights.cross, dim=1).cpu()
         for b, (src, tgt) in enumerate(chunk):
             result.append(cross[b, :, :, : len(tgt) + 1, : len(src)])
     return result
 
 
 def evaluate_translations(
-    model,
+    model: nn.Module,
     examples: Sequence,
-    src_vocab,
-    tgt_vocab,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
     method: str = "greedy",
     beam_size: int = 4,
     alpha: float = 0.6,

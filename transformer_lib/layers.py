@@ -1,5 +1,9 @@
 """Position-wise feed-forward network and the encoder/decoder layers (paper §3.1, §3.3).
 
+Each layer is a few sub-layers, each wrapped by :func:`sublayer_connection` (residual,
+dropout and LayerNorm), exactly as notebook 06 builds them. Attention weights come out
+only when an :class:`~transformer_lib.attention.AttentionWeights` is passed in.
+
 Shapes:
     B batch, S source length, T target length, D d_model, H heads.
 """
@@ -11,8 +15,8 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from transformer_lib._checks import check_int, check_probability, check_tensor, fail
-from transformer_lib.attention import MultiHeadAttention
+from transformer_lib._checks import check_int, check_probability, check_width
+from transformer_lib.attention import AttentionWeights, MultiHeadAttention
 
 
 class FeedForward(nn.Module):
@@ -31,35 +35,54 @@ class FeedForward(nn.Module):
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))
 
 
-class _ResidualBlock(nn.Module):
-    """Shared by both layers: how one sub-layer is wrapped (§3.1, §5.4)."""
+def sublayer_connection(
+    x: torch.Tensor,
+    sublayer: Callable[[torch.Tensor], torch.Tensor],
+    norm: nn.Module,
+    dropout: nn.Module,
+    norm_first: bool = False,
+) -> torch.Tensor:
+    """One sub-layer with its residual connection (§3.1, §5.4).
+
+    Post-norm (paper): LayerNorm(x + Dropout(Sublayer(x))).
+    Pre-norm (option): x + Dropout(Sublayer(LayerNorm(x))), easier to train deep.
+    Dropout sits on the sub-layer's output, before the sum, never after the norm.
+
+    Shapes: x (B, L, D) -> (B, L, D).
+    """
+    if norm_first:
+        return x + dropout(sublayer(norm(x)))
+    return norm(x + dropout(sublayer(x)))
+
+
+def _attend(
+    attention: MultiHeadAttention,
+    query: torch.Tensor,
+    memory: torch.Tensor,
+    mask: torch.Tensor | None,
+    record: list[torch.Tensor] | None,
+) -> torch.Tensor:
+    """Attention from ``query`` over ``memory``; its weights go to ``record`` if given."""
+    output, weights = attention(query, memory, memory, mask, return_attention=True)
+    if record is not None:
+        record.append(weights)
+    return output
+
+
+class _Layer(nn.Module):
+    """What both layers share: every sub-layer goes through :func:`sublayer_connection`."""
 
     norm_first: bool
     dropout: nn.Dropout
 
-    def residual(self, x: torch.Tensor, norm: nn.LayerNorm, sublayer: Callable) -> tuple:
-        """One sub-layer with its residual connection.
-
-        Post-norm (paper): LayerNorm(x + Dropout(Sublayer(x))).
-        Pre-norm (option): x + Dropout(Sublayer(LayerNorm(x))), easier to train deep.
-        Dropout sits on the sub-layer's output, before the sum, never after the norm.
-        ``sublayer`` returns (output, attention weights or None); the weights pass through.
-        """
-        output, weights = sublayer(norm(x) if self.norm_first else x)
-        x = x + self.dropout(output)
-        return (x if self.norm_first else norm(x)), weights
+    def _connect(self, x: torch.Tensor, sublayer: Callable, norm: nn.Module) -> torch.Tensor:
+        return sublayer_connection(x, sublayer, norm, self.dropout, self.norm_first)
 
     def extra_repr(self) -> str:
         return f"norm_first={self.norm_first}"
 
 
-def _check_width(name: str, x, d_model: int, letter: str) -> None:
-    check_tensor(name, x, ndim=3, floating=True, shape_hint=f"(B, {letter}, D)")
-    if x.size(-1) != d_model:
-        fail(name, f"of width d_model={d_model} in its last dimension", f"shape {tuple(x.shape)}")
-
-
-class EncoderLayer(_ResidualBlock):
+class EncoderLayer(_Layer):
     """Self-attention then feed-forward, each with residual + LayerNorm (§3.1)."""
 
     def __init__(
@@ -80,19 +103,24 @@ class EncoderLayer(_ResidualBlock):
         self.dropout = nn.Dropout(dropout)
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None = None, return_attention: bool = False
-    ):
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        attention: AttentionWeights | None = None,
+    ) -> torch.Tensor:
         """Shapes: x (B, S, D), mask broadcastable to (B, H, S, S), e.g. padding (B, 1, 1, S)
-        -> (B, S, D) [, weights (B, H, S, S)]."""
-        _check_width("x", x, self.d_model, "S")
-        x, weights = self.residual(
-            x, self.norm1, lambda h: self.self_attn(h, h, h, mask, return_attention=True)
-        )
-        x, _ = self.residual(x, self.norm2, lambda h: (self.feed_forward(h), None))
-        return (x, weights) if return_attention else x
+        -> (B, S, D). With ``attention``, appends (B, H, S, S) to ``attention.encoder``."""
+        check_width("x", x, self.d_model, "(B, S, D)")
+        record = attention.encoder if attention is not None else None
+
+        def self_attention(h: torch.Tensor) -> torch.Tensor:
+            return _attend(self.self_attn, h, h, mask, record)
+
+        x = self._connect(x, self_attention, self.norm1)
+        return self._connect(x, self.feed_forward, self.norm2)
 
 
-class DecoderLayer(_ResidualBlock):
+class DecoderLayer(_Layer):
     """Masked self-attention, cross-attention over the encoder output, feed-forward (§3.1)."""
 
     def __init__(
@@ -120,21 +148,24 @@ class DecoderLayer(_ResidualBlock):
         memory: torch.Tensor,
         tgt_mask: torch.Tensor | None = None,
         src_mask: torch.Tensor | None = None,
-        return_attention: bool = False,
-    ):
+        attention: AttentionWeights | None = None,
+    ) -> torch.Tensor:
         """Shapes: x (B, T, D), memory (B, S, D), tgt_mask broadcastable to (B, H, T, T)
-        (causal AND padding), src_mask to (B, H, T, S) -> (B, T, D)
-        [, self weights (B, H, T, T), cross weights (B, H, T, S)]."""
-        _check_width("x", x, self.d_model, "T")
-        _check_width("memory", memory, self.d_model, "S")
-        x, self_weights = self.residual(
-            x, self.norm1, lambda h: self.self_attn(h, h, h, tgt_mask, return_attention=True)
+        (causal AND padding), src_mask to (B, H, T, S) -> (B, T, D). With ``attention``,
+        appends (B, H, T, T) to ``attention.decoder_self`` and (B, H, T, S) to ``.cross``."""
+        check_width("x", x, self.d_model, "(B, T, D)")
+        check_width("memory", memory, self.d_model, "(B, S, D)")
+        self_record, cross_record = (
+            (attention.decoder_self, attention.cross) if attention is not None else (None, None)
         )
-        # queries come from the decoder, keys and values from the encoder (length S, not T)
-        x, cross_weights = self.residual(
-            x,
-            self.norm2,
-            lambda h: self.cross_attn(h, memory, memory, src_mask, return_attention=True),
-        )
-        x, _ = self.residual(x, self.norm3, lambda h: (self.feed_forward(h), None))
-        return (x, self_weights, cross_weights) if return_attention else x
+
+        def self_attention(h: torch.Tensor) -> torch.Tensor:
+            return _attend(self.self_attn, h, h, tgt_mask, self_record)
+
+        def cross_attention(h: torch.Tensor) -> torch.Tensor:
+            # queries come from the decoder, keys and values from the encoder (S, not T)
+            return _attend(self.cross_attn, h, memory, src_mask, cross_record)
+
+        x = self._connect(x, self_attention, self.norm1)
+        x = self._connect(x, cross_attention, self.norm2)
+        return self._connect(x, self.feed_forward, self.norm3)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from transformer_lib._checks import check_mask, check_token_ids
+from transformer_lib._checks import check_length, check_mask, check_tensor, check_token_ids, fail
+from transformer_lib.attention import AttentionWeights
 from transformer_lib.config import TransformerConfig
 from transformer_lib.embeddings import PositionalEncoding, TokenEmbedding
 from transformer_lib.layers import DecoderLayer, EncoderLayer
@@ -37,15 +38,16 @@ class Encoder(nn.Module):
         self.norm = _final_norm(config)
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None = None, return_attention: bool = False
-    ):
-        """Shapes: x (B, S, D), mask (B, 1, 1, S) -> (B, S, D) [, per layer (B, H, S, S)]."""
-        weights = []
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        attention: AttentionWeights | None = None,
+    ) -> torch.Tensor:
+        """Shapes: x (B, S, D), mask (B, 1, 1, S) -> (B, S, D); ``attention.encoder`` gets
+        one (B, H, S, S) map per layer."""
         for layer in self.layers:
-            x, layer_weights = layer(x, mask, return_attention=True)
-            weights.append(layer_weights)
-        x = self.norm(x)
-        return (x, weights) if return_attention else x
+            x = layer(x, mask, attention)
+        return self.norm(x)
 
 
 class Decoder(nn.Module):
@@ -66,26 +68,50 @@ class Decoder(nn.Module):
         memory: torch.Tensor,
         tgt_mask: torch.Tensor | None = None,
         src_mask: torch.Tensor | None = None,
-        return_attention: bool = False,
-    ):
-        """Shapes: x (B, T, D), memory (B, S, D) -> (B, T, D)
-        [, {"self": per layer (B, H, T, T), "cross": per layer (B, H, T, S)}]."""
-        weights = {"self": [], "cross": []}
+        attention: AttentionWeights | None = None,
+    ) -> torch.Tensor:
+        """Shapes: x (B, T, D), memory (B, S, D) -> (B, T, D); ``attention.decoder_self``
+        gets (B, H, T, T) and ``attention.cross`` (B, H, T, S) per layer."""
         for layer in self.layers:
-            x, self_weights, cross_weights = layer(
-                x, memory, tgt_mask, src_mask, return_attention=True
-            )
-            weights["self"].append(self_weights)
-            weights["cross"].append(cross_weights)
-        x = self.norm(x)
-        return (x, weights) if return_attention else x
+            x = layer(x, memory, tgt_mask, src_mask, attention)
+        return self.norm(x)
 
 
-class Transformer(nn.Module):
+class ModelContract(nn.Module):
+    """What training, decoding, translation and checkpoints rely on in a model: the
+    ``config`` it was built from and these properties, read from it. ``Transformer`` and
+    ``reference.TorchTransformer`` both state it; callers read it here, never guess it.
+    """
+
+    config: TransformerConfig
+
+    @property
+    def pad_id(self) -> int:
+        """Id of ``<pad>`` in both vocabularies; the default masks are built from it."""
+        return self.config.pad_id
+
+    @property
+    def max_len(self) -> int:
+        """Longest source or target sequence the positional encoding covers."""
+        return self.config.max_len
+
+    @property
+    def src_vocab_size(self) -> int:
+        return self.config.src_vocab_size
+
+    @property
+    def tgt_vocab_size(self) -> int:
+        """V, the width of the logits."""
+        return self.config.tgt_vocab_size
+
+
+class Transformer(ModelContract):
     """Embeddings + positions, encoder, decoder, and a linear layer to logits.
 
     The model ends in logits, not probabilities: ``F.cross_entropy`` applies
     log-softmax itself, and decoding takes ``log_softmax`` of the logits.
+
+    Its contract with training, decoding and checkpoints is :class:`ModelContract`.
     """
 
     def __init__(self, config: TransformerConfig) -> None:
@@ -118,17 +144,17 @@ class Transformer(nn.Module):
         self,
         src: torch.Tensor,
         src_mask: torch.Tensor | None = None,
-        return_attention: bool = False,
-    ):
-        """Shapes: src (B, S) ids, src_mask (B, 1, 1, S) -> memory (B, S, D)
-        [, encoder self-attention per layer (B, H, S, S)]. ``src_mask`` defaults to
-        the padding mask of ``src``."""
-        check_token_ids("src", src, self.config.src_vocab_size, "(B, S)")
+        attention: AttentionWeights | None = None,
+    ) -> torch.Tensor:
+        """Shapes: src (B, S) ids, src_mask (B, 1, 1, S) -> memory (B, S, D).
+        ``src_mask`` defaults to the padding mask of ``src``."""
+        check_token_ids("src", src, self.src_vocab_size, "(B, S)")
+        check_length("src", src.size(1), self.max_len)
         if src_mask is None:
-            src_mask = padding_mask(src, self.config.pad_id)
+            src_mask = padding_mask(src, self.pad_id)
         check_mask("src_mask", src_mask, (src.size(0), 1, 1, src.size(1)), "(B, 1, 1, S)")
         x = self.positional(self.src_embed(src))  # (B, S) -> (B, S, D)
-        return self.encoder(x, src_mask, return_attention)
+        return self.encoder(x, src_mask, attention)
 
     def decode(
         self,
@@ -136,25 +162,22 @@ class Transformer(nn.Module):
         memory: torch.Tensor,
         src_mask: torch.Tensor | None = None,
         tgt_mask: torch.Tensor | None = None,
-        return_attention: bool = False,
-    ):
+        attention: AttentionWeights | None = None,
+    ) -> torch.Tensor:
         """Shapes: tgt (B, T) ids, memory (B, S, D), src_mask (B, 1, 1, S), tgt_mask
-        (B, 1, T, T) -> logits (B, T, V) [, {"self": ..., "cross": ...} per layer].
-        ``tgt_mask`` defaults to causal AND padding; ``src_mask`` to no masking, so pass
-        the one used in ``encode``."""
-        check_token_ids("tgt", tgt, self.config.tgt_vocab_size, "(B, T)")
+        (B, 1, T, T) -> logits (B, T, V). ``tgt_mask`` defaults to causal AND padding;
+        ``src_mask`` to no masking, so pass the one used in ``encode``."""
+        check_token_ids("tgt", tgt, self.tgt_vocab_size, "(B, T)", min_length=1)
+        check_length("tgt", tgt.size(1), self.max_len)
         B, T = tgt.shape
         if tgt_mask is None:
-            tgt_mask = target_mask(tgt, self.config.pad_id)
+            tgt_mask = target_mask(tgt, self.pad_id)
         check_mask("tgt_mask", tgt_mask, (B, 1, T, T), "(B, 1, T, T)")
         if memory.dim() == 3:
             check_mask("src_mask", src_mask, (B, 1, 1, memory.size(1)), "(B, 1, 1, S)")
         x = self.positional(self.tgt_embed(tgt))  # (B, T) -> (B, T, D)
-        result = self.decoder(x, memory, tgt_mask, src_mask, return_attention)
-        if not return_attention:
-            return self.output(result)  # (B, T, D) -> (B, T, V)
-        hidden, weights = result
-        return self.output(hidden), weights
+        hidden = self.decoder(x, memory, tgt_mask, src_mask, attention)
+        return self.output(hidden)  # (B, T, D) -> (B, T, V)
 
     def forward(
         self,
@@ -162,23 +185,18 @@ class Transformer(nn.Module):
         tgt: torch.Tensor,
         src_mask: torch.Tensor | None = None,
         tgt_mask: torch.Tensor | None = None,
-        return_attention: bool = False,
-    ):
-        """Shapes: src (B, S), tgt (B, T) -> logits (B, T, V)
-        [, {"encoder", "decoder_self", "cross"}: per layer (B, H, ·, ·)]."""
+        attention: AttentionWeights | None = None,
+    ) -> torch.Tensor:
+        """Shapes: src (B, S), tgt (B, T) -> logits (B, T, V). With ``attention``, its
+        ``encoder``, ``decoder_self`` and ``cross`` lists get one map per layer."""
+        check_tensor("src", src, ndim=2, integer=True, shape_hint="(B, S)")
+        check_tensor("tgt", tgt, ndim=2, integer=True, shape_hint="(B, T)")
+        if tgt.size(0) != src.size(0):
+            fail("tgt", f"the same batch size B={src.size(0)} as src", f"shape {tuple(tgt.shape)}")
         if src_mask is None:
-            check_token_ids("src", src, self.config.src_vocab_size, "(B, S)")
-            src_mask = padding_mask(src, self.config.pad_id)
-        if not return_attention:
-            return self.decode(tgt, self.encode(src, src_mask), src_mask, tgt_mask)
-        memory, encoder_weights = self.encode(src, src_mask, return_attention=True)
-        logits, decoder_weights = self.decode(tgt, memory, src_mask, tgt_mask, True)
-        weights = {
-            "encoder": encoder_weights,
-            "decoder_self": decoder_weights["self"],
-            "cross": decoder_weights["cross"],
-        }
-        return logits, weights
+            src_mask = padding_mask(src, self.pad_id)
+        memory = self.encode(src, src_mask, attention)
+        return self.decode(tgt, memory, src_mask, tgt_mask, attention)
 
 
 def count_parameters(module: nn.Module) -> int:

@@ -15,9 +15,10 @@ import ipywidgets as widgets
 from IPython.display import display
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from torch import nn
 
 from transformer_lib import viz
-from transformer_lib._checks import check_int, fail
+from transformer_lib._checks import check_int, check_model, fail
 from transformer_lib.data import tokenize
 from transformer_lib.translate import translate
 from transformer_lib.vocab import Vocab
@@ -30,7 +31,7 @@ EXAMPLE = "the small dog sees the cat."
 def draw_translation(
     ax: Axes | None,
     text: str,
-    model,
+    model: nn.Module,
     src_vocab: Vocab,
     tgt_vocab: Vocab,
     method: str = "greedy",
@@ -50,10 +51,13 @@ def draw_translation(
     if not words:
         _message(ax, "Type an English sentence.")
         return "Type an English sentence, e.g. " + repr(EXAMPLE)
-    limit = getattr(getattr(model, "config", None), "max_len", None)
-    if limit is not None and len(words) > limit:
+    check_model("model", model, "max_len")
+    if len(words) > model.max_len:
         _message(ax, "Sentence too long")
-        return f"⚠ {len(words)} tokens: this model reads at most {limit}. Try a shorter sentence."
+        return (
+            f"⚠ {len(words)} tokens: this model reads at most {model.max_len}. "
+            "Try a shorter sentence."
+        )
     result = translate(
         model,
         text,
@@ -95,12 +99,13 @@ def _message(ax: Axes | None, text: str) -> None:
 
 
 def translation_playground(
-    model, src_vocab: Vocab, tgt_vocab: Vocab, text: str = EXAMPLE
+    model: nn.Module, src_vocab: Vocab, tgt_vocab: Vocab, text: str = EXAMPLE
 ) -> widgets.VBox:
     """A text box (press Enter to translate), a search toggle and a layer picker above the
     translation and its cross-attention map. The box carries ``.controls`` and the last
     ``.figure``; it works with the plain inline backend."""
-    n_layers = len(getattr(model.decoder, "layers", [None]))
+    check_model("model", model, "config")
+    n_layers = model.config.n_decoder_layers
     controls = {
         "text": widgets.Text(
             value=text,

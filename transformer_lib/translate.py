@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import torch
 from torch import nn
 
-from transformer_lib._checks import check_int, fail
+from transformer_lib._checks import check_int, check_length, check_model, fail
+from transformer_lib.attention import AttentionWeights
 from transformer_lib.data import detokenize, tokenize
 from transformer_lib.decode import beam_search, greedy_decode, inference_mode
-from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID, Vocab
+from transformer_lib.vocab import BOS_ID, EOS_ID, Vocab
 
 __all__ = ["Translation", "translate"]
 
@@ -41,6 +43,70 @@ class Translation:
     cross_attention: torch.Tensor | None = None
 
 
+# One static return type per call. A str is also a Sequence[str]; overloads are tried in
+# order, so a str matches the first one (mypy still reports the overlap; it is harmless).
+@overload
+def translate(
+    model: nn.Module,
+    sentences: str,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    method: str = "greedy",
+    beam_size: int = 4,
+    alpha: float = 0.6,
+    max_len: int | None = None,
+    batch_size: int = 64,
+    return_attention: Literal[False] = False,
+) -> str: ...
+
+
+@overload
+def translate(
+    model: nn.Module,
+    sentences: Sequence[str],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    method: str = "greedy",
+    beam_size: int = 4,
+    alpha: float = 0.6,
+    max_len: int | None = None,
+    batch_size: int = 64,
+    return_attention: Literal[False] = False,
+) -> list[str]: ...
+
+
+@overload
+def translate(
+    model: nn.Module,
+    sentences: str,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    method: str = "greedy",
+    beam_size: int = 4,
+    alpha: float = 0.6,
+    max_len: int | None = None,
+    batch_size: int = 64,
+    *,
+    return_attention: Literal[True],
+) -> Translation: ...
+
+
+@overload
+def translate(
+    model: nn.Module,
+    sentences: Sequence[str],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    method: str = "greedy",
+    beam_size: int = 4,
+    alpha: float = 0.6,
+    max_len: int | None = None,
+    batch_size: int = 64,
+    *,
+    return_attention: Literal[True],
+) -> list[Translation]: ...
+
+
 def translate(
     model: nn.Module,
     sentences: str | Sequence[str],
@@ -52,7 +118,7 @@ def translate(
     max_len: int | None = None,
     batch_size: int = 64,
     return_attention: bool = False,
-):
+) -> str | list[str] | Translation | list[Translation]:
     """Translate text: tokenize, encode, search, decode the ids, detokenize.
 
     Unknown words are encoded as ``<unk>`` (listed in ``Translation.unknown``), never an
@@ -69,16 +135,10 @@ def translate(
     for i, sentence in enumerate(items):
         if not isinstance(sentence, str):
             fail(f"sentences[{i}]", "a str", type(sentence).__name__, error=TypeError)
+    check_model("model", model, "pad_id", "max_len")
     words = [tokenize(sentence) for sentence in items]
-    limit = getattr(getattr(model, "config", None), "max_len", None)
     for i, tokens in enumerate(words):
-        if limit is not None and len(tokens) > limit:
-            fail(
-                f"sentences[{i}]",
-                f"at most max_len={limit} tokens",
-                f"{len(tokens)} tokens",
-                "Split the sentence, or train a model with a larger max_len.",
-            )
+        check_length(f"sentences[{i}]", len(tokens), model.max_len)  # in tokens
     results: list[Translation | None] = [None] * len(items)
     order = sorted((i for i, tokens in enumerate(words) if tokens), key=lambda i: len(words[i]))
     for start in range(0, len(order), batch_size):
@@ -109,19 +169,16 @@ def translate(
 def _translate_batch(
     model, words, src_vocab, tgt_vocab, method, beam_size, alpha, max_len, return_attention
 ) -> list[Translation]:
-    device = next(model.parameters()).device
-    pad_id = getattr(getattr(model, "config", None), "pad_id", PAD_ID)
+    device, pad_id = next(model.parameters()).device, model.pad_id
     ids = [src_vocab.encode(tokens) for tokens in words]
     src = torch.full((len(ids), max(map(len, ids))), pad_id, dtype=torch.long)
     for b, row in enumerate(ids):
         src[b, : len(row)] = torch.tensor(row)
     src = src.to(device)  # (B, S)
     if method == "greedy":
-        out, scores = greedy_decode(model, src, max_len=max_len, pad_id=pad_id, return_scores=True)
+        out, scores = greedy_decode(model, src, max_len=max_len)
     else:
-        out, scores = beam_search(
-            model, src, beam_size=beam_size, max_len=max_len, alpha=alpha, pad_id=pad_id
-        )
+        out, scores = beam_search(model, src, beam_size=beam_size, max_len=max_len, alpha=alpha)
     results = []
     for b, tokens in enumerate(words):
         row = [i for i in out[b].tolist() if i != pad_id]
@@ -147,10 +204,11 @@ def _attach_attention(model, src, out, results, pad_id) -> None:
     bos = torch.full((B, 1), BOS_ID, dtype=torch.long, device=out.device)
     tgt_in = torch.cat([bos, out[:, :-1]], dim=1)  # (B, L): row t predicts out[:, t]
     tgt_in = tgt_in.masked_fill(tgt_in == EOS_ID, pad_id)
+    weights = AttentionWeights()
     with inference_mode(model):
-        _, weights = model(src, tgt_in, return_attention=True)
+        model(src, tgt_in, attention=weights)
     # one (B, H, L, S) tensor per layer -> (B, n_layers, H, L, S)
-    cross = torch.stack(weights["cross"], dim=1).cpu()
+    cross = torch.stack(weights.cross, dim=1).cpu()
     for b, result in enumerate(results):
         T, S = len(result.tgt_tokens), len(result.src_tokens)
         result.cross_attention = cross[b, :, :, :T, :S]  # (n_layers, H, T, S)

@@ -1,0 +1,196 @@
+"""Saving a model (and its training state) to a checkpoint folder, loading it, resuming."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from safetensors.torch import save as save_tensors
+from torch import nn
+
+from transformer_lib._checks import check_model, fail
+from transformer_lib.checkpoint._files import (
+    FORMAT,
+    META_FILE,
+    MODEL_FILE,
+    TRAINING_FILE,
+    read_meta,
+    read_tensors,
+    write_file,
+)
+from transformer_lib.checkpoint._training import load_training, training_tensors
+from transformer_lib.config import TransformerConfig
+from transformer_lib.model import Transformer
+from transformer_lib.train import TrainState
+from transformer_lib.vocab import Vocab
+
+__all__ = ["Checkpoint", "save_checkpoint", "load_checkpoint", "resume"]
+
+
+@dataclass
+class Checkpoint:
+    """What :func:`load_checkpoint` found (``model`` is the one it loaded into)."""
+
+    model: nn.Module
+    config: TransformerConfig
+    src_vocab: Vocab | None
+    tgt_vocab: Vocab | None
+    state: TrainState
+    path: Path
+
+
+def _weights(model: nn.Module) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
+    """State-dict tensors with shared storage kept once, plus {alias: stored name}."""
+    tensors, aliases, seen = {}, {}, {}
+    for name, tensor in model.state_dict().items():
+        key = (tensor.data_ptr(), tuple(tensor.shape), tensor.stride(), tensor.dtype)
+        if tensor.numel() and key in seen:  # tied embedding / output matrix
+            aliases[name] = seen[key]
+            continue
+        seen[key] = name
+        tensors[name] = tensor.detach().to("cpu").contiguous()
+    return tensors, aliases
+
+
+def save_checkpoint(
+    path: str | Path,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer | None = None,
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+    *,
+    state: TrainState | None = None,
+    vocabs: tuple[Vocab, Vocab] | None = None,
+) -> Path:
+    """Write ``model`` (and optionally the training state) to the folder ``path``, atomically.
+
+    The model's ``config`` is stored with it, so :func:`load_checkpoint` can rebuild it;
+    ``vocabs`` is (src_vocab, tgt_vocab). Returns the folder's path.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        fail("path", "a folder for the checkpoint", f"the file {path}", error=FileExistsError)
+    check_model("model", model, "config")
+    tensors, aliases = _weights(model)
+    meta = {
+        "format": FORMAT,
+        "config": model.config.to_dict(),
+        "aliases": aliases,
+        "state": asdict(state if state is not None else TrainState()),
+        "src_vocab": vocabs[0].to_dict() if vocabs else None,
+        "tgt_vocab": vocabs[1].to_dict() if vocabs else None,
+        "files": {},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
+    temp.mkdir()
+    try:
+        meta["files"][MODEL_FILE] = write_file(temp, MODEL_FILE, save_tensors(tensors))
+        if optimizer is not None:
+            training, meta["optimizer"] = training_tensors(optimizer)
+            meta["files"][TRAINING_FILE] = write_file(temp, TRAINING_FILE, save_tensors(training))
+            meta["scheduler"] = scheduler.state_dict() if scheduler is not None else None
+        try:
+            text = json.dumps(meta, ensure_ascii=False, indent=1, allow_nan=False)
+        except (TypeError, ValueError) as error:
+            fail(
+                "scheduler",
+                "a scheduler whose state_dict() is JSON-serialisable",
+                str(error),
+                "Use train.make_scheduler().",
+                error=TypeError,
+            )
+        write_file(temp, META_FILE, text.encode("utf-8"))  # written last: it vouches for the rest
+        old = path.parent / f".{path.name}.old-{uuid.uuid4().hex[:8]}"
+        if path.exists():
+            os.replace(path, old)
+        os.replace(temp, path)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+    return path
+
+
+def _check_compatible(model: nn.Module, weights: dict, saved_config: dict) -> None:
+    """Fail with the mismatched weights and config values when ``weights`` do not fit ``model``."""
+    expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    got = {k: tuple(v.shape) for k, v in weights.items()}
+    if expected == got:
+        return
+    problems = [f"missing {k}" for k in expected if k not in got]
+    problems += [f"unexpected {k}" for k in got if k not in expected]
+    problems += [
+        f"{k} is {got[k]} here vs {expected[k]} in the model"
+        for k in expected
+        if k in got and got[k] != expected[k]
+    ]
+    hint = "Build the model from the checkpoint's config: load_checkpoint(path) without a model."
+    current = model.config.to_dict()
+    diff = [
+        f"{k}={v} (model has {current.get(k)})"
+        for k, v in saved_config.items()
+        if current.get(k) != v
+    ]
+    hint = f"It was saved with {', '.join(diff)}. " * bool(diff) + hint
+    fail(
+        "model",
+        "the architecture the checkpoint was saved from",
+        f"{len(problems)} mismatches: {'; '.join(problems[:3])}",
+        hint,
+    )
+
+
+def load_checkpoint(
+    path: str | Path,
+    model: nn.Module | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+    *,
+    device: torch.device | str | None = None,
+    restore_rng: bool = False,
+) -> Checkpoint:
+    """Load a folder written by :func:`save_checkpoint`.
+
+    Without ``model`` a ``Transformer`` is built from the saved config (on ``device``,
+    default CPU). With ``optimizer``/``scheduler`` their state is restored too, and with
+    ``restore_rng`` the random-number generators (for an exact resume).
+    """
+    path = Path(path)
+    meta = read_meta(path)
+    weights = read_tensors(path, MODEL_FILE, meta)
+    for alias, name in meta["aliases"].items():
+        if name in weights:
+            weights[alias] = weights[name]
+    config = TransformerConfig(**meta["config"])
+    if model is None:
+        model = Transformer(config).to(device or "cpu")
+    else:
+        check_model("model", model, "config")
+    _check_compatible(model, weights, meta["config"])
+    model.load_state_dict(weights)
+    if optimizer is not None:
+        load_training(path, meta, optimizer, scheduler, restore_rng)
+    vocabs = [Vocab.from_dict(meta[k]) if meta.get(k) else None for k in ("src_vocab", "tgt_vocab")]
+    return Checkpoint(model, config, vocabs[0], vocabs[1], TrainState(**meta["state"]), path)
+
+
+def resume(
+    path: str | Path,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+) -> TrainState:
+    """Restore weights, optimizer, scheduler and RNG state; returns the ``TrainState`` to
+    pass to ``train(..., state=...)``, which then continues exactly where the run stopped."""
+    if optimizer is None:
+        fail(
+            "optimizer",
+            "the optimizer to restore (resuming needs its state)",
+            "None",
+            error=TypeError,
+        )
+    return load_checkpoint(path, model, optimizer, scheduler, restore_rng=True).state

@@ -1,0 +1,26 @@
+"""Training: label-smoothed loss, the warm-up schedule, Adam and the loop (paper §5.3, §5.4).
+
+The loop takes a model with the contract of ``model.Transformer`` (``pad_id`` and
+``forward(src, tgt_in) -> logits (B, T, V)``), reports progress through a callback and
+returns a history. Where a run stands is a :class:`TrainState`; writing it to disk and
+resuming from it is :mod:`transformer_lib.checkpoint`'s job.
+
+Shapes:
+    B batch, S source length, T target length, V target vocabulary.
+
+Modules: ``loss`` (label smoothing), ``schedule`` (the learning rate and Adam), ``loop``
+(``TrainState`` and ``train``).
+"""
+
+from transformer_lib.train.loop import TrainState, train
+from transformer_lib.train.loss import label_smoothed_cross_entropy
+from transformer_lib.train.schedule import make_optimizer, make_scheduler, transformer_lr
+
+__all__ = [
+    "TrainState",
+    "label_smoothed_cross_entropy",
+    "transformer_lr",
+    "make_optimizer",
+    "make_scheduler",
+    "train",
+]

@@ -1,0 +1,285 @@
+"""The training loop: where a run stands (:class:`TrainState`) and :func:`train`.
+
+Shapes:
+    B batch, S source length, T target length, V target vocabulary.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.optim.lr_scheduler import LRScheduler
+
+from transformer_lib._checks import check_int, check_model, fail
+from transformer_lib.train.loss import label_smoothed_cross_entropy
+
+__all__ = ["TrainState", "train"]
+
+
+@dataclass
+class TrainState:
+    """Where a training run stands; ``train`` updates it in place and checkpoints store it."""
+
+    step: int = 0  # optimizer updates done
+    epoch: int = 0  # epochs completed (the current epoch's index)
+    batch_in_epoch: int = 0  # batches of the current epoch already used
+    tokens: int = 0  # target tokens trained on
+    seconds: float = 0.0  # training time, callbacks and checkpoints excluded
+    history: dict[str, list[float]] = field(default_factory=dict)
+
+
+def train(
+    model: nn.Module,
+    batches: Iterable | Callable[[int], Iterable],
+    optimizer: torch.optim.Optimizer,
+    scheduler: LRScheduler | None = None,
+    *,
+    steps: int | None = None,
+    epochs: int | None = None,
+    label_smoothing: float = 0.1,
+    clip_norm: float | None = 1.0,
+    log_every: int = 10,
+    callback: Callable[[dict], bool | None] | None = None,
+    max_seconds: float | None = None,
+    state: TrainState | None = None,
+    checkpoint_dir: str | Path | None = None,
+    checkpoint_every: int | None = None,
+    vocabs: tuple | None = None,
+) -> dict[str, list[float]]:
+    """Train until ``state.step == steps`` or ``state.epoch == epochs`` (totals, so a
+    resumed run stops where an uninterrupted one would), or ``max_seconds`` of training.
+
+    ``batches``: a list of batches (the same every epoch) or a function ``epoch -> batches``
+    that is deterministic in ``epoch`` (e.g. ``make_batches(..., shuffle=True, seed=epoch)``),
+    so a resumed run sees the same data. Every ``log_every`` steps the token-weighted mean
+    loss is appended to ``state.history`` and ``callback(record)`` is called; a callback
+    returning True stops training. ``seconds`` counts training only, not callbacks or
+    checkpoints. With ``checkpoint_dir``, a checkpoint is written every
+    ``checkpoint_every`` steps and at the end. The model trains on the device it is on;
+    padding is ``model.pad_id``.
+
+    Shapes: each batch has src (B, S), tgt_in (B, T), tgt_out (B, T).
+    """
+    check_model("model", model, "pad_id")
+    _check_limits(steps, epochs, max_seconds, log_every, checkpoint_every)
+    state = TrainState() if state is None else state
+    device = next(model.parameters()).device
+    save = partial(_save_checkpoint, checkpoint_dir, model, optimizer, scheduler, state, vocabs)
+    was_training = model.training
+    model.train()
+    run = _Run(state, log_every, callback, steps, epochs, max_seconds)
+    while not run.finished():
+        for index, batch in _unused_batches(batches, state):
+            src, tgt_in, tgt_out = _unpack(batch, device)
+            loss_sum, n_tokens = _loss(model, src, tgt_in, tgt_out, label_smoothing)
+            grad_norm = _update(model, loss_sum / max(n_tokens, 1), optimizer, scheduler, clip_norm)
+            state.step += 1
+            state.batch_in_epoch = index + 1
+            run.after_step(loss_sum.detach(), n_tokens, grad_norm, optimizer)
+            if checkpoint_dir and checkpoint_every and state.step % checkpoint_every == 0:
+                run.pause(save)
+            if run.finished():
+                break
+        else:
+            state.epoch += 1
+            state.batch_in_epoch = 0
+    run.flush(optimizer)
+    if checkpoint_dir:
+        save()
+    model.train(was_training)
+    return state.history
+
+
+def _check_limits(steps, epochs, max_seconds, log_every: int, checkpoint_every) -> None:
+    """At least one of the three limits, and whole positive numbers of steps."""
+    if steps is None and epochs is None and max_seconds is None:
+        fail("steps/epochs", "given (at least one of steps, epochs, max_seconds)", "none")
+    for name, value in (
+        ("steps", steps),
+        ("epochs", epochs),
+        ("checkpoint_every", checkpoint_every),
+    ):
+        if value is not None:
+            check_int(name, value, minimum=1)
+    check_int("log_every", log_every, minimum=1)
+
+
+def _unused_batches(batches, state: TrainState) -> Iterator[tuple[int, object]]:
+    """(index, batch) for the current epoch's batches, without those used before a resume."""
+    seen = 0
+    for index, batch in enumerate(batches(state.epoch) if callable(batches) else batches):
+        seen += 1
+        if index >= state.batch_in_epoch:
+            yield index, batch
+    if seen == 0:
+        fail(
+            "batches",
+            "a non-empty iterable of batches for every epoch",
+            f"no batches in epoch {state.epoch}",
+        )
+
+
+def _unpack(batch, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(src, tgt_in, tgt_out) on ``device`` from a data.Batch or a 3-tuple."""
+    if all(hasattr(batch, name) for name in ("src", "tgt_in", "tgt_out")):
+        parts = (batch.src, batch.tgt_in, batch.tgt_out)
+    elif isinstance(batch, (tuple, list)) and len(batch) == 3:
+        parts = tuple(batch)
+    else:
+        fail(
+            "batches",
+            "data.Batch objects or (src, tgt_in, tgt_out) tuples",
+            type(batch).__name__,
+            "Build them with data.make_batches().",
+            error=TypeError,
+        )
+    return tuple(part.to(device, non_blocking=True) for part in parts)
+
+
+def _loss(
+    model: nn.Module,
+    src: torch.Tensor,
+    tgt_in: torch.Tensor,
+    tgt_out: torch.Tensor,
+    label_smoothing: float,
+) -> tuple[torch.Tensor, int]:
+    """Summed label-smoothed loss of one batch and its number of real target tokens.
+
+    Shapes: src (B, S), tgt_in (B, T), tgt_out (B, T) -> scalar, int.
+    """
+    logits = model(src, tgt_in)  # (B, T, V)
+    loss_sum = label_smoothed_cross_entropy(
+        logits, tgt_out, label_smoothing, model.pad_id, reduction="sum"
+    )
+    return loss_sum, int((tgt_out != model.pad_id).sum())
+
+
+def _update(
+    model: nn.Module,
+    loss: torch.Tensor,
+    optimizer: torch.optim.Optimizer,
+    scheduler: LRScheduler | None,
+    clip_norm: float | None,
+) -> torch.Tensor:
+    """Backward, clip, one optimizer and scheduler step; returns the gradient norm."""
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    grad_norm = _clip(model, clip_norm)
+    optimizer.step()
+    if scheduler is not None:
+        scheduler.step()
+    return grad_norm
+
+
+def _clip(model: nn.Module, clip_norm: float | None) -> torch.Tensor:
+    """Rescale all gradients together so their global L2 norm is at most ``clip_norm``."""
+    params = [p for p in model.parameters() if p.grad is not None]
+    if clip_norm is None:
+        return torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params]))
+    return nn.utils.clip_grad_norm_(params, clip_norm)
+
+
+def _save_checkpoint(path, model, optimizer, scheduler, state: TrainState, vocabs) -> None:
+    """``train(checkpoint_dir=...)`` writes through :func:`checkpoint.save_checkpoint`."""
+    # Imported here, not at the top: checkpoint imports TrainState from this package, and
+    # importing back at load time would make the two modules depend on each other.
+    from transformer_lib.checkpoint import save_checkpoint
+
+    save_checkpoint(path, model, optimizer, scheduler, state=state, vocabs=vocabs)
+
+
+class _Run:
+    """Bookkeeping of one ``train`` call: when to stop, timing, the log window, the callback."""
+
+    def __init__(
+        self,
+        state: TrainState,
+        log_every: int,
+        callback: Callable[[dict], bool | None] | None,
+        steps: int | None,
+        epochs: int | None,
+        max_seconds: float | None,
+    ) -> None:
+        self.state, self.log_every, self.callback = state, log_every, callback
+        self.steps, self.epochs, self.max_seconds = steps, epochs, max_seconds
+        self.start, self.paused, self.stopped = time.perf_counter(), 0.0, False
+        self.window_loss, self.window_tokens, self.window_steps = 0.0, 0, 0
+        self.window_begin, self.grad_norm = 0.0, 0.0  # training seconds at window start
+        self.seconds_before = state.seconds
+
+    @property
+    def seconds(self) -> float:
+        return time.perf_counter() - self.start - self.paused
+
+    def finished(self) -> bool:
+        """A total is reached (steps, epochs, seconds) or the callback asked to stop."""
+        return (
+            (self.steps is not None and self.state.step >= self.steps)
+            or (self.epochs is not None and self.state.epoch >= self.epochs)
+            or (self.max_seconds is not None and self.seconds >= self.max_seconds)
+            or self.stopped
+        )
+
+    def pause(self, action: Callable[[], object]) -> None:
+        """Run ``action`` without counting its time as training time."""
+        begin = time.perf_counter()
+        action()
+        self.paused += time.perf_counter() - begin
+
+    def after_step(
+        self,
+        loss_sum: torch.Tensor,
+        n_tokens: int,
+        grad_norm: torch.Tensor,
+        optimizer: torch.optim.Optimizer,
+    ) -> None:
+        """Add one step to the log window; every ``log_every`` steps, flush it."""
+        self.window_loss = loss_sum + self.window_loss  # stays a tensor: no sync per step
+        self.window_tokens += n_tokens
+        self.window_steps += 1
+        self.grad_norm = grad_norm
+        self.state.tokens += n_tokens
+        if self.state.step % self.log_every == 0:
+            self.flush(optimizer)
+
+    def flush(self, optimizer: torch.optim.Optimizer) -> None:
+        """Append the window's record to the history and hand it to the callback."""
+        if not self.window_steps:
+            return
+        loss = float(self.window_loss) / max(self.window_tokens, 1)  # syncs the device
+        now_seconds = self.seconds
+        window_seconds = max(now_seconds - self.window_begin, 1e-9)
+        self.state.seconds = self.seconds_before + now_seconds
+        record = {
+            "step": self.state.step,
+            "epoch": self.state.epoch,
+            "loss": loss,
+            "lr": optimizer.param_groups[0]["lr"],
+            "grad_norm": float(self.grad_norm),
+            "tokens_per_s": self.window_tokens / window_seconds,
+            "seconds": self.state.seconds,
+        }
+        if not math.isfinite(loss):
+            fail(
+                "loss",
+                "finite",
+                repr(loss),
+                "Lower the learning rate (factor) or check "
+                "the data: a batch may contain only padding.",
+                error=FloatingPointError,
+            )
+        for key, value in record.items():
+            self.state.history.setdefault(key, []).append(value)
+        self.window_loss, self.window_tokens, self.window_steps = 0.0, 0, 0
+        if self.callback is not None:
+            begin = time.perf_counter()
+            self.stopped = bool(self.callback(record)) or self.stopped
+            self.paused += time.perf_counter() - begin
+        self.window_begin = self.seconds
