@@ -16,10 +16,8 @@ import torch
 from torch import nn
 
 from transformer_lib._checks import check_model, check_tensor, fail
-from transformer_lib.attention import AttentionWeights
 from transformer_lib.data import collate, encode_pairs, tokenize
-from transformer_lib.decode import inference_mode
-from transformer_lib.translate import translate
+from transformer_lib.translate import cross_attention, translate
 from transformer_lib.vocab import BOS, EOS, PAD, Vocab
 
 __all__ = [
@@ -179,11 +177,7 @@ def reference_attention(
     for start in range(0, len(pairs), batch_size):
         chunk = pairs[start : start + batch_size]
         batch = collate(chunk, pad_id=model.pad_id).to(device)
-        weights = AttentionWeights()
-        with inference_mode(model):
-            model(batch.src, batch.tgt_in, attention=weights)
-        # one (B, H, T, S) tensor per layer -> (B, n_layers, H, T, S)
-        cross = torch.stack(weights.cross, dim=1).cpu()
+        cross = cross_attention(model, batch.src, batch.tgt_in)  # (B, n_layers, H, T, S)
         for b, (src, tgt) in enumerate(chunk):
             result.append(cross[b, :, :, : len(tgt) + 1, : len(src)])
     return result

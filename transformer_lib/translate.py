@@ -23,7 +23,7 @@ from transformer_lib.data import detokenize, tokenize
 from transformer_lib.decode import beam_search, greedy_decode, inference_mode
 from transformer_lib.vocab import BOS_ID, EOS_ID, Vocab
 
-__all__ = ["Translation", "translate"]
+__all__ = ["Translation", "cross_attention", "translate"]
 
 
 @dataclass
@@ -198,17 +198,25 @@ def _translate_batch(
     return results
 
 
+def cross_attention(model: nn.Module, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
+    """Every decoder layer's cross-attention while the model reads ``tgt_in`` (teacher
+    forcing, eval mode, no gradients): row t is the step that predicts token t + 1.
+
+    Shapes: src (B, S), tgt_in (B, T) -> (B, n_layers, H, T, S), on the CPU.
+    """
+    weights = AttentionWeights()
+    with inference_mode(model):
+        model(src, tgt_in, attention=weights)
+    return torch.stack(weights.cross, dim=1).cpu()  # n_layers x (B, H, T, S) -> (B, n_layers, ...)
+
+
 def _attach_attention(model, src, out, results, pad_id) -> None:
     """Teacher-force the outputs once more to read each layer's cross-attention."""
     B = out.size(0)
     bos = torch.full((B, 1), BOS_ID, dtype=torch.long, device=out.device)
     tgt_in = torch.cat([bos, out[:, :-1]], dim=1)  # (B, L): row t predicts out[:, t]
     tgt_in = tgt_in.masked_fill(tgt_in == EOS_ID, pad_id)
-    weights = AttentionWeights()
-    with inference_mode(model):
-        model(src, tgt_in, attention=weights)
-    # one (B, H, L, S) tensor per layer -> (B, n_layers, H, L, S)
-    cross = torch.stack(weights.cross, dim=1).cpu()
+    cross = cross_attention(model, src, tgt_in)  # (B, n_layers, H, L, S)
     for b, result in enumerate(results):
         T, S = len(result.tgt_tokens), len(result.src_tokens)
         result.cross_attention = cross[b, :, :, :T, :S]  # (n_layers, H, T, S)
