@@ -7,7 +7,6 @@ from torch import nn
 from transformer_lib import masks
 from transformer_lib._checks import check_model
 from transformer_lib.attention import AttentionWeights, MultiHeadAttention
-from transformer_lib.config import TransformerConfig
 from transformer_lib.decode import greedy_decode
 from transformer_lib.model import Transformer, count_parameters
 from transformer_lib.reference import (
@@ -16,29 +15,28 @@ from transformer_lib.reference import (
     to_torch_attention,
 )
 
-B, S, T, D, H, V = 3, 7, 5, 16, 4, 20  # S != T
+B, S, T, D, H, V = 3, 7, 5, 16, 4, 10  # S != T; V: conftest's toy vocabularies
 
 
-def _model(norm_first: bool = False, shared: bool = True) -> Transformer:
-    config = TransformerConfig.small(
-        V,
-        V if shared else V + 3,
-        d_model=D,
-        n_heads=H,
-        d_ff=32,
-        n_encoder_layers=2,
-        n_decoder_layers=2,
-        norm_first=norm_first,
-        share_embeddings=shared,
-        tie_output=shared,
-    )
-    model = Transformer(config).eval()  # eval: no dropout, so the two are comparable
-    with torch.no_grad():  # nn.LayerNorm starts at 1 and 0: random values test the copy
-        for module in model.modules():
-            if isinstance(module, nn.LayerNorm):
-                module.weight.normal_()
-                module.bias.normal_()
-    return model
+@pytest.fixture
+def model(tiny_model):
+    """Factory ``model(norm_first=False, shared=True)``: a tiny 2 + 2 layer Transformer in
+    eval mode (no dropout, so the two are comparable) with random LayerNorm parameters
+    (``nn.LayerNorm`` starts at 1 and 0: random values test the copy)."""
+
+    def make(norm_first: bool = False, shared: bool = True) -> Transformer:
+        sizes = dict(d_model=D, n_heads=H, d_ff=32, n_encoder_layers=2, n_decoder_layers=2)
+        ours = tiny_model(
+            norm_first=norm_first, share_embeddings=shared, tie_output=shared, **sizes
+        ).eval()
+        with torch.no_grad():
+            for module in ours.modules():
+                if isinstance(module, nn.LayerNorm):
+                    module.weight.normal_()
+                    module.bias.normal_()
+        return ours
+
+    return make
 
 
 def _batch() -> tuple[torch.Tensor, torch.Tensor]:
@@ -59,8 +57,8 @@ def _with_grads_as_weights(model: nn.Module) -> nn.Module:
 
 @pytest.mark.parametrize("shared", [True, False], ids=["shared", "separate"])
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
-def test_transformer_equals_nn_transformer_forward_and_backward(norm_first, shared):
-    ours = _model(norm_first, shared)
+def test_transformer_equals_nn_transformer_forward_and_backward(norm_first, shared, model):
+    ours = model(norm_first, shared)
     theirs = TorchTransformer.from_model(ours)
     assert count_parameters(theirs) == count_parameters(ours)  # ties kept, no extra norms
     src, tgt = _batch()
@@ -78,8 +76,8 @@ def test_transformer_equals_nn_transformer_forward_and_backward(norm_first, shar
         torch.testing.assert_close(param.grad, mirrored_grads[name], msg=name)
 
 
-def test_the_comparison_notices_a_weight_that_differs():
-    ours = _model()
+def test_the_comparison_notices_a_weight_that_differs(model):
+    ours = model()
     theirs = TorchTransformer.from_model(ours)
     with torch.no_grad():
         theirs.decoder.layers[1].multihead_attn.in_proj_weight[D : 2 * D] += 0.1  # W^K
@@ -88,8 +86,8 @@ def test_the_comparison_notices_a_weight_that_differs():
         torch.testing.assert_close(ours(src, tgt), theirs(src, tgt))
 
 
-def test_mirror_is_independent_and_keeps_ties():
-    ours = _model()
+def test_mirror_is_independent_and_keeps_ties(model):
+    ours = model()
     theirs = TorchTransformer.from_model(ours)
     assert theirs.src_embed is theirs.tgt_embed
     assert theirs.output.weight is theirs.tgt_embed.embedding.weight
@@ -97,8 +95,8 @@ def test_mirror_is_independent_and_keeps_ties():
     assert theirs.encoder.norm is None and theirs.decoder.norm is None  # post-norm
 
 
-def test_explicit_masks_and_encode_decode_match_ours():
-    ours = _model(norm_first=True)
+def test_explicit_masks_and_encode_decode_match_ours(model):
+    ours = model(norm_first=True)
     theirs = TorchTransformer.from_model(ours)
     src, tgt = _batch()
     src_mask = masks.padding_mask(src, 0)  # (B, 1, 1, S)
@@ -111,8 +109,8 @@ def test_explicit_masks_and_encode_decode_match_ours():
         )
 
 
-def test_attention_weights_equal_ours():
-    ours = _model()
+def test_attention_weights_equal_ours(model):
+    ours = model()
     theirs = TorchTransformer.from_model(ours)
     src, tgt = _batch()
     ours_weights, theirs_weights = AttentionWeights(), AttentionWeights()
@@ -126,9 +124,9 @@ def test_attention_weights_equal_ours():
     assert len(theirs_weights.cross) == 2  # hooks are gone once the call returns
 
 
-def test_stock_torch_transformer_states_the_contract_and_decodes():
+def test_stock_torch_transformer_states_the_contract_and_decodes(model):
     torch.manual_seed(0)
-    ours = _model()
+    ours = model()
     torch.manual_seed(0)
     theirs = TorchTransformer(ours.config).eval()
     assert isinstance(theirs.decoder.norm, nn.LayerNorm)  # nn.Transformer's final norms
