@@ -1,13 +1,17 @@
 """transformer_lib.checkpoint: safetensors + JSON checkpoints and an exact resume."""
 
 import json
+import os
+import random
 from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
 
-from transformer_lib.checkpoint import load_checkpoint, resume, save_checkpoint
+from transformer_lib.checkpoint import _swap, load_checkpoint, resume, save_checkpoint
+from transformer_lib.checkpoint import save_load as save_load_module
+from transformer_lib.checkpoint._files import content_sha256
 from transformer_lib.train import TrainState, train
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
@@ -125,3 +129,211 @@ def test_no_pickle_anywhere_in_the_library():
         text = source.read_text()
         where = source.relative_to(LIB).as_posix()
         assert "torch.load(" not in text and "import pickle" not in text, where
+
+
+# -- interrupts, corruption, mismatches ----------------------------------------------------------
+
+
+class Killed(BaseException):
+    """A simulated SIGKILL: nothing after it happens (see ``_FaultAt``)."""
+
+
+class _FaultAt:
+    """Counts the save's file-system steps (mkdir, write, fsync, rename, exchange, unlink,
+    rmdir) and interrupts the k-th: ``KeyboardInterrupt`` once (clean-up still runs), or
+    a kill (this step and every later one raise, so no clean-up reaches the disk)."""
+
+    OS_STEPS = ("mkdir", "rename", "replace", "unlink", "rmdir", "fsync")
+
+    def __init__(self, monkeypatch, k: int | None, kind: str, can_exchange: bool) -> None:
+        self.k, self.kind, self.calls, self.dead = k, kind, 0, False
+        for name in self.OS_STEPS:
+            monkeypatch.setattr(os, name, self.wrap(getattr(os, name)))
+        write = save_load_module.write_file
+        monkeypatch.setattr(save_load_module, "write_file", self.wrap(write))
+        exchange = _swap.exchange if can_exchange else (lambda a, b: False)
+        monkeypatch.setattr(_swap, "exchange", self.wrap(exchange))
+
+    def wrap(self, function):
+        def step(*args, **kwargs):
+            self.calls += 1
+            if self.dead or self.calls == self.k:
+                self.dead = self.kind == "kill"
+                raise Killed() if self.kind == "kill" else KeyboardInterrupt()
+            return function(*args, **kwargs)
+
+        return step
+
+
+def _save_step_2(path, fresh_training, copy_batches):
+    """A run saved at step 1 in ``path``; returns (model, optimizer, scheduler, state) after
+    a second step, ready to save step 2 over it."""
+    model, optimizer, scheduler = fresh_training()
+    state = TrainState()
+    train(model, copy_batches, optimizer, scheduler, steps=1, state=state, checkpoint_dir=path)
+    train(model, copy_batches, optimizer, scheduler, steps=2, state=state)
+    return model, optimizer, scheduler, state
+
+
+@pytest.mark.parametrize("can_exchange", [True, False], ids=["exchange", "two-renames"])
+@pytest.mark.parametrize("kind", ["keyboard", "kill"])
+def test_an_interrupt_at_any_step_of_a_save_leaves_a_complete_checkpoint(
+    tmp_path, monkeypatch, fresh_training, copy_batches, kind, can_exchange
+):
+    if can_exchange and not _swap.exchange(tmp_path, tmp_path):
+        pytest.skip("this file system cannot exchange two folders atomically")
+    model, optimizer, scheduler, state = _save_step_2(tmp_path / "c", fresh_training, copy_batches)
+    with monkeypatch.context() as patch:
+        counter = _FaultAt(patch, None, kind, can_exchange)
+        save_checkpoint(tmp_path / "c", model, optimizer, scheduler, state=state)
+    assert counter.calls >= 8  # writes, fsyncs, mkdir, the swap, the old copy's deletion
+    for k in range(1, counter.calls + 1):
+        path = tmp_path / f"k{k}" / "ckpt"
+        model, optimizer, scheduler, state = _save_step_2(path, fresh_training, copy_batches)
+        with monkeypatch.context() as patch:
+            _FaultAt(patch, k, kind, can_exchange)
+            with pytest.raises((Killed, KeyboardInterrupt)):
+                save_checkpoint(path, model, optimizer, scheduler, state=state)
+        # the path holds the old or the new checkpoint, complete; with two renames only a
+        # kill between them can displace it, and loading then finds the old copy beside it
+        assert path.is_dir() or (kind == "kill" and not can_exchange), k
+        assert load_checkpoint(path).state.step in (1, 2), k
+        model, optimizer, scheduler = fresh_training(seed=7)
+        resumed = resume(path, model, optimizer, scheduler)
+        assert resumed.step in (1, 2), k
+        train(
+            model, copy_batches, optimizer, scheduler, steps=3, state=resumed, checkpoint_dir=path
+        )
+        assert load_checkpoint(path).state.step == 3, k
+        assert [p.name for p in path.parent.iterdir()] == ["ckpt"], k  # leftovers removed
+        assert sorted(p.name for p in path.iterdir()) == [
+            "checkpoint.json",
+            "model.safetensors",
+            "training.safetensors",
+        ], k
+
+
+def test_the_next_save_restores_a_checkpoint_displaced_by_a_kill(tmp_path, fresh_training):
+    # what a kill between the two renames of the old save_checkpoint left behind
+    model, optimizer, _ = fresh_training()
+    path = save_checkpoint(tmp_path / "ckpt", model, optimizer, state=TrainState(step=5))
+    os.rename(path, tmp_path / ".ckpt.old-1234abcd")
+    (tmp_path / ".ckpt.tmp-1234abcd").mkdir()
+    assert load_checkpoint(path).state.step == 5  # found beside the path
+    save_checkpoint(tmp_path / "other", model)  # another path: nothing of ckpt is touched
+    assert load_checkpoint(path).state.step == 5
+    save_checkpoint(path, model, optimizer, state=TrainState(step=6))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt", "other"]
+    assert load_checkpoint(path).state.step == 6
+
+
+def _same(a, b) -> bool:
+    """Two loaded checkpoints hold the same config, vocabularies, state and weights."""
+    same = (a.config, a.src_vocab, a.tgt_vocab, a.state) == (
+        b.config,
+        b.src_vocab,
+        b.tgt_vocab,
+        b.state,
+    )
+    weights = zip(a.model.state_dict().values(), b.model.state_dict().values())
+    return same and all(torch.equal(x, y) for x, y in weights)
+
+
+def test_a_flipped_bit_anywhere_in_checkpoint_json_is_an_error(
+    tmp_path, fresh_training, src_vocab, tgt_vocab
+):
+    model, optimizer, scheduler = fresh_training()
+    state = TrainState(step=3, epoch=1, history={"loss": [1.5]})
+    path = save_checkpoint(
+        tmp_path / "c", model, optimizer, scheduler, state=state, vocabs=(src_vocab, tgt_vocab)
+    )
+    original = load_checkpoint(path, optimizer=fresh_training()[1])
+    meta = path / "checkpoint.json"
+    data = meta.read_bytes()
+    rng = random.Random(0)
+    for bit in rng.sample(range(8 * len(data)), 300):
+        flipped = bytearray(data)
+        flipped[bit // 8] ^= 1 << (bit % 8)
+        meta.write_bytes(bytes(flipped))
+        try:
+            loaded = load_checkpoint(path, optimizer=fresh_training()[1])
+        except ValueError as error:  # the clear error, naming the file
+            assert "checkpoint.json" in str(error), (bit, str(error))
+        else:
+            assert _same(loaded, original), bit  # a harmless flip (impossible by design)
+    meta.write_bytes(data)
+    assert _same(load_checkpoint(path), original)
+
+
+def _rewrite(path: Path, change) -> None:
+    """Edit checkpoint.json with ``change(meta)`` and seal it again, as another program could."""
+    meta = json.loads((path / "checkpoint.json").read_text())
+    change(meta)
+    if "sha256" in meta:  # (one case removes it)
+        meta["sha256"] = content_sha256(meta)
+    (path / "checkpoint.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda m: m.pop("files"), r"checkpoint.json\['files'\]` must be present"),
+        (lambda m: m.pop("state"), r"checkpoint.json\['state'\]` must be present"),
+        (lambda m: m["state"].pop("step"), r"\['state'\]\['step'\]` must be present"),
+        (lambda m: m.update(state=[]), r"\['state'\]` must be an object; got list"),
+        (lambda m: m["state"].update(step="3"), r"\['state'\]\['step'\]` must be an int"),
+        (lambda m: m.update(aliases=None), r"\['aliases'\]` must be an object"),
+        (
+            lambda m: m["files"]["model.safetensors"].pop("sha256"),
+            r"\['files'\]\['model.safetensors'\]\['sha256'\]` must be present",
+        ),
+        (lambda m: m["config"].update(d_model="16"), r"\['config'\]` must be a valid entry"),
+        (lambda m: m["config"].update(colour=1), r"\['config'\]` must be a valid entry"),
+        (lambda m: m["state"].update(colour=1), r"\['state'\]` must be a valid entry"),
+        (lambda m: m.update(src_vocab={"t": 1}), r"\['src_vocab'\]` must be a valid entry"),
+        (lambda m: m.pop("optimizer"), r"\['optimizer'\]` must be present"),
+        (lambda m: m.pop("sha256"), r"\['sha256'\]` must be present"),
+        (lambda m: m.update(format=5), "must be a checkpoint in the format"),
+    ],
+)
+def test_a_wrong_entry_in_checkpoint_json_is_named(tmp_path, fresh_training, change, message):
+    model, optimizer, scheduler = fresh_training()
+    path = save_checkpoint(tmp_path / "c", model, optimizer, scheduler)
+    _rewrite(path, change)
+    with pytest.raises(ValueError, match=message):
+        resume(path, *fresh_training())
+
+
+def test_an_edited_checkpoint_json_is_rejected_and_a_format_1_one_still_loads(
+    tmp_path, fresh_training
+):
+    model, optimizer, _ = fresh_training()
+    path = save_checkpoint(tmp_path / "c", model, optimizer, state=TrainState(step=4))
+    text = (path / "checkpoint.json").read_text()
+    (path / "checkpoint.json").write_text(text.replace('"step": 4', '"step": 5'))
+    with pytest.raises(ValueError, match="must be the content its entry 'sha256' vouches for"):
+        load_checkpoint(path)
+    legacy = json.loads(text)  # written by the previous version: no checksum of its own
+    del legacy["sha256"]
+    legacy["format"] = "transformer_lib.checkpoint/1"
+    (path / "checkpoint.json").write_text(json.dumps(legacy))
+    assert load_checkpoint(path).state.step == 4
+
+
+def test_tie_and_config_mismatches_are_errors(tmp_path, tiny_model):
+    untied = tiny_model(share_embeddings=False, tie_output=False)
+    tied = tiny_model()  # the same shapes
+    path = save_checkpoint(tmp_path / "untied", untied)
+    with pytest.raises(ValueError, match=r"saved with share_embeddings=False \(model has True\)"):
+        load_checkpoint(path, tied)
+    with pytest.raises(ValueError, match=r"saved with share_embeddings=True \(model has False\)"):
+        load_checkpoint(save_checkpoint(tmp_path / "tied", tied), untied)
+    # the same config, but the weights were untied by hand
+    untied_by_hand = tiny_model()
+    untied_by_hand.output.weight = nn.Parameter(untied_by_hand.output.weight.detach().clone())
+    path = save_checkpoint(tmp_path / "by-hand", untied_by_hand)
+    with pytest.raises(ValueError, match="must be tied like the checkpoint"):
+        load_checkpoint(path, tiny_model())
+    with pytest.raises(ValueError, match=r"saved with pad_id=0 \(model has 1\)"):
+        load_checkpoint(save_checkpoint(tmp_path / "tied", tied), tiny_model(pad_id=1))
+    load_checkpoint(tmp_path / "tied", tiny_model(dropout=0.0))  # dropout may differ

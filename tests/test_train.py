@@ -173,3 +173,64 @@ def test_train_pads_with_the_models_pad_id(tiny_model, copy_batches):
     state = TrainState()
     train(model, copy_batches, make_optimizer(model), steps=1, state=state)
     assert state.tokens == sum(b.tgt_out.numel() for b in copy_batches(0)[:1])
+
+
+def test_a_nan_loss_stops_training_before_it_reaches_the_checkpoint(
+    tmp_path, fresh_training, copy_batches
+):
+    from transformer_lib.checkpoint import load_checkpoint
+
+    model, optimizer, scheduler = fresh_training()
+    calls = []
+
+    def poison(module, inputs, logits):  # the 5th forward pass (step 5) gives NaN logits
+        calls.append(1)
+        return logits * float("nan") if len(calls) == 5 else logits
+
+    model.register_forward_hook(poison)
+    state, path = TrainState(), tmp_path / "run"
+    with pytest.raises(FloatingPointError, match="`loss` must be finite; got nan"):
+        train(
+            model,
+            copy_batches,
+            optimizer,
+            scheduler,
+            steps=10,
+            log_every=3,  # the check does not wait for the log
+            state=state,
+            checkpoint_dir=path,
+            checkpoint_every=1,
+        )
+    assert state.step == 4
+    saved = load_checkpoint(path)
+    assert saved.state.step == 4
+    for name, value in saved.model.state_dict().items():
+        assert torch.isfinite(value).all(), name
+        assert torch.equal(value, model.state_dict()[name]), name  # step 5 never applied
+
+
+def test_weights_gone_non_finite_are_never_checkpointed(tmp_path, tiny_model, copy_batches):
+    from transformer_lib.checkpoint import load_checkpoint
+
+    model = tiny_model()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    updates = []
+
+    def overflow(optimizer, args, kwargs):  # the 3rd update overflows one weight
+        updates.append(1)
+        if len(updates) == 3:
+            model.output.bias.data[0] = float("inf")
+
+    optimizer.register_step_post_hook(overflow)
+    path = tmp_path / "run"
+    with pytest.raises(FloatingPointError, match="`model` must be finite weights before a"):
+        train(model, copy_batches, optimizer, steps=10, checkpoint_dir=path, checkpoint_every=1)
+    saved = load_checkpoint(path)
+    assert saved.state.step == 2
+    assert all(torch.isfinite(value).all() for value in saved.model.state_dict().values())
+
+
+def test_checkpoint_every_needs_a_checkpoint_dir(tiny_model, copy_batches):
+    model = tiny_model()
+    with pytest.raises(ValueError, match="`checkpoint_every` must be given together with"):
+        train(model, copy_batches, make_optimizer(model), steps=2, checkpoint_every=1)

@@ -1,11 +1,17 @@
-"""The checkpoint folder's files: their names, the format tag, and writing and reading them
-with the size and SHA-256 that ``checkpoint.json`` records for each tensor file."""
+"""The checkpoint folder's files: their names, the format tag, writing and reading them.
+
+Every file is covered by a SHA-256 checked on load: ``checkpoint.json`` records the size
+and SHA-256 of each tensor file, and its own entry ``"sha256"`` is the SHA-256 of the rest
+of its content (serialised canonically: sorted keys, no spaces), so a changed value, key
+or hash is an error, never a silently different checkpoint.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+from dataclasses import fields
 from pathlib import Path
 
 import torch
@@ -13,13 +19,35 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_tensors
 
 from transformer_lib._checks import fail
+from transformer_lib.train import TrainState
 
-FORMAT = "transformer_lib.checkpoint/1"
+FORMAT = "transformer_lib.checkpoint/2"  # /2 adds the JSON's own checksum
+LEGACY_FORMAT = "transformer_lib.checkpoint/1"  # still loaded; its JSON is unchecked
 MODEL_FILE, TRAINING_FILE, META_FILE = (
     "model.safetensors",
     "training.safetensors",
     "checkpoint.json",
 )
+DAMAGED = "The checkpoint is damaged or was not written by save_checkpoint(); save it again."
+_KINDS = {
+    "an object": dict,
+    "an object or null": (dict, type(None)),
+    "a list": list,
+    "a string": str,
+    "an int": int,
+    "a number": (int, float),
+}
+# checkpoint.json's entries: (key, kind, required)
+_TOP = [
+    ("config", "an object", True),
+    ("aliases", "an object", True),
+    ("state", "an object", True),
+    ("files", "an object", True),
+    ("src_vocab", "an object or null", True),
+    ("tgt_vocab", "an object or null", True),
+    ("optimizer", "an object", False),
+    ("scheduler", "an object or null", False),
+]
 
 
 def write_file(folder: Path, name: str, data: bytes) -> dict:
@@ -31,8 +59,41 @@ def write_file(folder: Path, name: str, data: bytes) -> dict:
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
+def content_sha256(meta: dict) -> str:
+    """SHA-256 of ``meta`` without its ``"sha256"`` entry, serialised canonically."""
+    rest = {k: v for k, v in meta.items() if k != "sha256"}
+    text = json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def meta_bytes(meta: dict) -> bytes:
+    """``checkpoint.json``'s bytes: ``meta`` plus the SHA-256 of its content.
+
+    Raises ``TypeError``/``ValueError`` for what JSON cannot hold (the caller names it).
+    """
+    json.dumps(meta, allow_nan=False)  # NaN/inf or an object JSON cannot hold: fail now
+    sealed = {**meta, "sha256": content_sha256(meta)}
+    return json.dumps(sealed, ensure_ascii=False, indent=1, allow_nan=False).encode("utf-8")
+
+
+def entry(meta_path: Path, keys: tuple, container, kind: str, required: bool = True):
+    """``container[keys[-1]]`` (a dict or list) once it is present and ``kind``; an error
+    names the file and the entry."""
+    name = str(meta_path) + "".join(f"[{key!r}]" for key in keys)
+    key = keys[-1]
+    if key not in container if isinstance(container, dict) else key >= len(container):
+        if not required:
+            return None
+        fail(name, f"present ({kind})", "nothing (the entry is missing)", DAMAGED)
+    value = container[key]
+    if isinstance(value, bool) or not isinstance(value, _KINDS[kind]):
+        fail(name, kind, f"{type(value).__name__} {str(value)[:40]!r}", DAMAGED)
+    return value
+
+
 def read_meta(path: Path) -> dict:
-    """``checkpoint.json`` of the folder ``path``, checked to be valid JSON in our format."""
+    """``checkpoint.json`` of the folder ``path``: valid JSON in our format, unchanged since it
+    was written (its SHA-256) and with every entry present and of the right type."""
     meta_path = path / META_FILE
     if not meta_path.is_file():
         fail(
@@ -45,16 +106,42 @@ def read_meta(path: Path) -> dict:
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        fail(
-            str(meta_path),
-            "valid JSON",
-            f"a corrupted file ({error})",
-            "The checkpoint is damaged; save it again.",
-        )
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        fail(str(meta_path), "valid JSON", f"a corrupted file ({error})", DAMAGED)
+    if not isinstance(meta, dict) or meta.get("format") not in (FORMAT, LEGACY_FORMAT):
         got = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-        fail(str(meta_path), f"a checkpoint in the format {FORMAT!r}", repr(got))
+        fail(str(meta_path), f"a checkpoint in the format {FORMAT!r}", repr(got), DAMAGED)
+    if meta["format"] == FORMAT:
+        if entry(meta_path, ("sha256",), meta, "a string") != content_sha256(meta):
+            fail(
+                str(meta_path),
+                "the content its entry 'sha256' vouches for",
+                "different content",
+                "The file is corrupted or was edited; the checkpoint cannot be used.",
+            )
+    _check_structure(meta_path, meta)
     return meta
+
+
+def _check_structure(meta_path: Path, meta: dict) -> None:
+    """Every entry that loading reads is present and of the right type."""
+    for key, kind, required in _TOP:
+        entry(meta_path, (key,), meta, kind, required)
+    for alias in meta["aliases"]:
+        entry(meta_path, ("aliases", alias), meta["aliases"], "a string")
+    for name, record in meta["files"].items():
+        entry(meta_path, ("files", name), meta["files"], "an object")
+        entry(meta_path, ("files", name, "bytes"), record, "an int")
+        entry(meta_path, ("files", name, "sha256"), record, "a string")
+    kinds = {"history": "an object", "seconds": "a number"}
+    for field in fields(TrainState):
+        entry(meta_path, ("state", field.name), meta["state"], kinds.get(field.name, "an int"))
+    if "optimizer" in meta:
+        optimizer = meta["optimizer"]
+        groups = entry(meta_path, ("optimizer", "param_groups"), optimizer, "a list")
+        entry(meta_path, ("optimizer", "scalars"), optimizer, "an object")
+        for index, group in enumerate(groups):
+            entry(meta_path, ("optimizer", "param_groups", index), groups, "an object")
+            entry(meta_path, ("optimizer", "param_groups", index, "params"), group, "a list")
 
 
 def read_tensors(path: Path, name: str, meta: dict) -> dict[str, torch.Tensor]:

@@ -8,7 +8,7 @@ import torch
 from torch.optim.lr_scheduler import LRScheduler
 
 from transformer_lib._checks import fail
-from transformer_lib.checkpoint._files import TRAINING_FILE, read_tensors
+from transformer_lib.checkpoint._files import META_FILE, TRAINING_FILE, entry, read_tensors
 
 
 def training_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict, dict]:
@@ -40,7 +40,7 @@ def load_training(
 ) -> None:
     """Restore the optimizer (and scheduler, and with ``restore_rng`` the RNGs) in place."""
     tensors = read_tensors(path, TRAINING_FILE, meta)
-    saved = meta["optimizer"]
+    saved = entry(path / META_FILE, ("optimizer",), meta, "an object")
     state: dict[int, dict] = {}
     for key, value in [*tensors.items(), *saved["scalars"].items()]:
         if key.startswith("optimizer/"):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import uuid
 from dataclasses import asdict, dataclass
@@ -14,11 +12,14 @@ from safetensors.torch import save as save_tensors
 from torch import nn
 
 from transformer_lib._checks import check_model, fail
+from transformer_lib.checkpoint import _swap
 from transformer_lib.checkpoint._files import (
+    DAMAGED,
     FORMAT,
     META_FILE,
     MODEL_FILE,
     TRAINING_FILE,
+    meta_bytes,
     read_meta,
     read_tensors,
     write_file,
@@ -44,16 +45,26 @@ class Checkpoint:
     path: Path
 
 
-def _weights(model: nn.Module) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
-    """State-dict tensors with shared storage kept once, plus {alias: stored name}."""
-    tensors, aliases, seen = {}, {}, {}
+def _aliases(model: nn.Module) -> dict[str, str]:
+    """{state-dict name: the first name sharing its storage} (a tied or shared matrix)."""
+    aliases, seen = {}, {}
     for name, tensor in model.state_dict().items():
         key = (tensor.data_ptr(), tuple(tensor.shape), tensor.stride(), tensor.dtype)
-        if tensor.numel() and key in seen:  # tied embedding / output matrix
+        if tensor.numel() and key in seen:
             aliases[name] = seen[key]
-            continue
-        seen[key] = name
-        tensors[name] = tensor.detach().to("cpu").contiguous()
+        else:
+            seen[key] = name
+    return aliases
+
+
+def _weights(model: nn.Module) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
+    """State-dict tensors with shared storage kept once, plus {alias: stored name}."""
+    aliases = _aliases(model)
+    tensors = {
+        name: tensor.detach().to("cpu").contiguous()
+        for name, tensor in model.state_dict().items()
+        if name not in aliases
+    }
     return tensors, aliases
 
 
@@ -86,33 +97,37 @@ def save_checkpoint(
         "files": {},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
+    _swap.clean(path)  # what killed saves left (a displaced checkpoint is put back first)
     temp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
     temp.mkdir()
     try:
-        meta["files"][MODEL_FILE] = write_file(temp, MODEL_FILE, save_tensors(tensors))
-        if optimizer is not None:
-            training, meta["optimizer"] = training_tensors(optimizer)
-            meta["files"][TRAINING_FILE] = write_file(temp, TRAINING_FILE, save_tensors(training))
-            meta["scheduler"] = scheduler.state_dict() if scheduler is not None else None
-        try:
-            text = json.dumps(meta, ensure_ascii=False, indent=1, allow_nan=False)
-        except (TypeError, ValueError) as error:
-            fail(
-                "scheduler",
-                "a scheduler whose state_dict() is JSON-serialisable",
-                str(error),
-                "Use train.make_scheduler().",
-                error=TypeError,
-            )
-        write_file(temp, META_FILE, text.encode("utf-8"))  # written last: it vouches for the rest
-        old = path.parent / f".{path.name}.old-{uuid.uuid4().hex[:8]}"
-        if path.exists():
-            os.replace(path, old)
-        os.replace(temp, path)
-        shutil.rmtree(old, ignore_errors=True)
-    finally:
+        _write(temp, meta, tensors, optimizer, scheduler)
+        _swap.publish(temp, path)
+    finally:  # temp now holds an unfinished new checkpoint or the replaced old one
         shutil.rmtree(temp, ignore_errors=True)
     return path
+
+
+def _write(temp: Path, meta: dict, tensors: dict, optimizer, scheduler) -> None:
+    """The checkpoint's files into the folder ``temp``; checkpoint.json last (it vouches for
+    the rest), then the folder's entries flushed to disk."""
+    meta["files"][MODEL_FILE] = write_file(temp, MODEL_FILE, save_tensors(tensors))
+    if optimizer is not None:
+        training, meta["optimizer"] = training_tensors(optimizer)
+        meta["files"][TRAINING_FILE] = write_file(temp, TRAINING_FILE, save_tensors(training))
+        meta["scheduler"] = scheduler.state_dict() if scheduler is not None else None
+    try:
+        data = meta_bytes(meta)
+    except (TypeError, ValueError) as error:
+        fail(
+            "scheduler",
+            "a scheduler whose state_dict() is JSON-serialisable",
+            str(error),
+            "Use train.make_scheduler().",
+            error=TypeError,
+        )
+    write_file(temp, META_FILE, data)
+    _swap.sync_folder(temp)
 
 
 def _check_compatible(model: nn.Module, weights: dict, saved_config: dict) -> None:
@@ -156,26 +171,67 @@ def load_checkpoint(
     """Load a folder written by :func:`save_checkpoint`.
 
     Without ``model`` a ``Transformer`` is built from the saved config (on ``device``,
-    default CPU). With ``optimizer``/``scheduler`` their state is restored too, and with
-    ``restore_rng`` the random-number generators (for an exact resume).
+    default CPU). A given ``model`` must have the saved config (dropout aside) and the
+    same tied weights. With ``optimizer``/``scheduler`` their state is restored too, and
+    with ``restore_rng`` the random-number generators (for an exact resume).
     """
     path = Path(path)
-    meta = read_meta(path)
-    weights = read_tensors(path, MODEL_FILE, meta)
+    folder = _swap.current_folder(path)
+    meta = read_meta(folder)
+    weights = read_tensors(folder, MODEL_FILE, meta)
     for alias, name in meta["aliases"].items():
         if name in weights:
             weights[alias] = weights[name]
-    config = TransformerConfig(**meta["config"])
+    config = _built(folder, "config", TransformerConfig, **meta["config"])
     if model is None:
         model = Transformer(config).to(device or "cpu")
     else:
         check_model("model", model, "config")
     _check_compatible(model, weights, meta["config"])
+    _check_same_model(model, meta)
     model.load_state_dict(weights)
     if optimizer is not None:
-        load_training(path, meta, optimizer, scheduler, restore_rng)
-    vocabs = [Vocab.from_dict(meta[k]) if meta.get(k) else None for k in ("src_vocab", "tgt_vocab")]
-    return Checkpoint(model, config, vocabs[0], vocabs[1], TrainState(**meta["state"]), path)
+        load_training(folder, meta, optimizer, scheduler, restore_rng)
+    vocabs = [
+        _built(folder, key, Vocab.from_dict, meta[key]) if meta[key] else None
+        for key in ("src_vocab", "tgt_vocab")
+    ]
+    state = _built(folder, "state", TrainState, **meta["state"])
+    return Checkpoint(model, config, vocabs[0], vocabs[1], state, path)
+
+
+def _built(folder: Path, key: str, build, *args, **kwargs):
+    """``build(*args, **kwargs)`` from checkpoint.json's entry ``key``; a failure names it."""
+    try:
+        return build(*args, **kwargs)
+    except (TypeError, ValueError) as error:
+        fail(f"{folder / META_FILE}[{key!r}]", "a valid entry", f"{error}", DAMAGED)
+
+
+def _check_same_model(model: nn.Module, meta: dict) -> None:
+    """Same config (dropout aside) and the same tied weights as the checkpoint."""
+    current, saved = model.config.to_dict(), meta["config"]
+    diff = [
+        f"{key}={value!r} (model has {current.get(key)!r})"
+        for key, value in saved.items()
+        if key != "dropout" and current.get(key) != value
+    ]
+    if diff:
+        fail(
+            "model",
+            "built with the config the checkpoint was saved with (dropout may differ)",
+            f"a model with other values: saved with {', '.join(diff)}",
+            "Build the model from the checkpoint's config: load_checkpoint(path) without a model.",
+        )
+    mine = _aliases(model)
+    if mine != meta["aliases"]:
+        fail(
+            "model",
+            f"tied like the checkpoint (shared weights: {meta['aliases'] or 'none'})",
+            f"a model with shared weights {mine or 'none'}",
+            "Loading would merge or split weights; build the model from the checkpoint's "
+            "config: load_checkpoint(path) without a model.",
+        )
 
 
 def resume(

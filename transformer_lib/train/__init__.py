@@ -8,13 +8,14 @@ resuming from it is :mod:`transformer_lib.checkpoint`'s job.
 Shapes:
     B batch, S source length, T target length, V target vocabulary.
 
-Modules: ``loss`` (label smoothing), ``schedule`` (the learning rate and Adam), ``loop``
-(``TrainState`` and ``train``).
+Modules: ``loss`` (label smoothing), ``schedule`` (the learning rate and Adam), ``state``
+(``TrainState``), ``loop`` (``train``) and ``progress`` (its timing, log and callback).
 """
 
-from transformer_lib.train.loop import TrainState, train
+from transformer_lib.train.loop import train
 from transformer_lib.train.loss import label_smoothed_cross_entropy
 from transformer_lib.train.schedule import make_optimizer, make_scheduler, transformer_lr
+from transformer_lib.train.state import TrainState
 
 __all__ = [
     "TrainState",

@@ -7,9 +7,7 @@ Shapes:
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -19,20 +17,10 @@ from torch.optim.lr_scheduler import LRScheduler
 
 from transformer_lib._checks import check_int, check_model, fail
 from transformer_lib.train.loss import label_smoothed_cross_entropy
+from transformer_lib.train.progress import Run
+from transformer_lib.train.state import TrainState
 
-__all__ = ["TrainState", "train"]
-
-
-@dataclass
-class TrainState:
-    """Where a training run stands; ``train`` updates it in place and checkpoints store it."""
-
-    step: int = 0  # optimizer updates done
-    epoch: int = 0  # epochs completed (the current epoch's index)
-    batch_in_epoch: int = 0  # batches of the current epoch already used
-    tokens: int = 0  # target tokens trained on
-    seconds: float = 0.0  # training time, callbacks and checkpoints excluded
-    history: dict[str, list[float]] = field(default_factory=dict)
+__all__ = ["train"]
 
 
 def train(
@@ -65,21 +53,32 @@ def train(
     ``checkpoint_every`` steps and at the end. The model trains on the device it is on;
     padding is ``model.pad_id``.
 
+    Every step the loss and the gradient norm are checked before the optimizer step (one
+    device sync per step), and the weights before each checkpoint: a non-finite value
+    stops the run with ``FloatingPointError`` and the last good checkpoint stays.
+
     Shapes: each batch has src (B, S), tgt_in (B, T), tgt_out (B, T).
     """
     check_model("model", model, "pad_id")
     _check_limits(steps, epochs, max_seconds, log_every, checkpoint_every)
+    if checkpoint_every is not None and checkpoint_dir is None:
+        fail(
+            "checkpoint_every",
+            "given together with checkpoint_dir (the folder to write the checkpoints to)",
+            f"checkpoint_every={checkpoint_every} without checkpoint_dir",
+            "Pass checkpoint_dir=..., or leave checkpoint_every out.",
+        )
     state = TrainState() if state is None else state
     device = next(model.parameters()).device
     save = partial(_save_checkpoint, checkpoint_dir, model, optimizer, scheduler, state, vocabs)
     was_training = model.training
     model.train()
-    run = _Run(state, log_every, callback, steps, epochs, max_seconds)
+    run = Run(state, log_every, callback, steps, epochs, max_seconds)
     while not run.finished():
         for index, batch in _unused_batches(batches, state):
             src, tgt_in, tgt_out = _unpack(batch, device)
             loss_sum, n_tokens = _loss(model, src, tgt_in, tgt_out, label_smoothing)
-            grad_norm = _update(model, loss_sum / max(n_tokens, 1), optimizer, scheduler, clip_norm)
+            grad_norm = _update(model, loss_sum, n_tokens, optimizer, scheduler, clip_norm)
             state.step += 1
             state.batch_in_epoch = index + 1
             run.after_step(loss_sum.detach(), n_tokens, grad_norm, optimizer)
@@ -163,19 +162,37 @@ def _loss(
 
 def _update(
     model: nn.Module,
-    loss: torch.Tensor,
+    loss_sum: torch.Tensor,
+    n_tokens: int,
     optimizer: torch.optim.Optimizer,
     scheduler: LRScheduler | None,
     clip_norm: float | None,
-) -> torch.Tensor:
-    """Backward, clip, one optimizer and scheduler step; returns the gradient norm."""
+) -> float:
+    """Backward, clip, check, one optimizer and scheduler step; returns the gradient norm
+    (loss and norm are checked finite before the weights change)."""
     optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    (loss_sum / max(n_tokens, 1)).backward()
     grad_norm = _clip(model, clip_norm)
+    norm = _finite(loss_sum, n_tokens, grad_norm)
     optimizer.step()
     if scheduler is not None:
         scheduler.step()
-    return grad_norm
+    return norm
+
+
+_DIVERGED = "Lower the learning rate (factor) or check the data: a batch may contain only padding."
+
+
+def _finite(loss_sum: torch.Tensor, n_tokens: int, grad_norm: torch.Tensor) -> float:
+    """The gradient norm as a float, once it and the loss are finite (one device sync for
+    both); a non-finite one raises ``FloatingPointError`` before the optimizer step."""
+    pair = torch.stack([loss_sum.detach().float(), grad_norm.detach().float().to(loss_sum.device)])
+    loss_value, norm_value = pair.tolist()
+    if not math.isfinite(loss_value):
+        fail("loss", "finite", repr(loss_value / max(n_tokens, 1)), _DIVERGED, FloatingPointError)
+    if not math.isfinite(norm_value):
+        fail("grad_norm", "finite", repr(norm_value), _DIVERGED, FloatingPointError)
+    return norm_value
 
 
 def _clip(model: nn.Module, clip_norm: float | None) -> torch.Tensor:
@@ -192,94 +209,15 @@ def _save_checkpoint(path, model, optimizer, scheduler, state: TrainState, vocab
     # importing back at load time would make the two modules depend on each other.
     from transformer_lib.checkpoint import save_checkpoint
 
-    save_checkpoint(path, model, optimizer, scheduler, state=state, vocabs=vocabs)
-
-
-class _Run:
-    """Bookkeeping of one ``train`` call: when to stop, timing, the log window, the callback."""
-
-    def __init__(
-        self,
-        state: TrainState,
-        log_every: int,
-        callback: Callable[[dict], bool | None] | None,
-        steps: int | None,
-        epochs: int | None,
-        max_seconds: float | None,
-    ) -> None:
-        self.state, self.log_every, self.callback = state, log_every, callback
-        self.steps, self.epochs, self.max_seconds = steps, epochs, max_seconds
-        self.start, self.paused, self.stopped = time.perf_counter(), 0.0, False
-        self.window_loss, self.window_tokens, self.window_steps = 0.0, 0, 0
-        self.window_begin, self.grad_norm = 0.0, 0.0  # training seconds at window start
-        self.seconds_before = state.seconds
-
-    @property
-    def seconds(self) -> float:
-        return time.perf_counter() - self.start - self.paused
-
-    def finished(self) -> bool:
-        """A total is reached (steps, epochs, seconds) or the callback asked to stop."""
-        return (
-            (self.steps is not None and self.state.step >= self.steps)
-            or (self.epochs is not None and self.state.epoch >= self.epochs)
-            or (self.max_seconds is not None and self.seconds >= self.max_seconds)
-            or self.stopped
+    params = [p.detach() for p in model.parameters()]
+    finite = torch.stack([torch.isfinite(p).all() for p in params]).tolist()  # one sync
+    if not all(finite):
+        names = [name for (name, _), ok in zip(model.named_parameters(), finite) if not ok]
+        fail(
+            "model",
+            "finite weights before a checkpoint is written",
+            f"non-finite values in {', '.join(names[:3])}",
+            f"The last good checkpoint in {path} is kept. {_DIVERGED}",
+            FloatingPointError,
         )
-
-    def pause(self, action: Callable[[], object]) -> None:
-        """Run ``action`` without counting its time as training time."""
-        begin = time.perf_counter()
-        action()
-        self.paused += time.perf_counter() - begin
-
-    def after_step(
-        self,
-        loss_sum: torch.Tensor,
-        n_tokens: int,
-        grad_norm: torch.Tensor,
-        optimizer: torch.optim.Optimizer,
-    ) -> None:
-        """Add one step to the log window; every ``log_every`` steps, flush it."""
-        self.window_loss = loss_sum + self.window_loss  # stays a tensor: no sync per step
-        self.window_tokens += n_tokens
-        self.window_steps += 1
-        self.grad_norm = grad_norm
-        self.state.tokens += n_tokens
-        if self.state.step % self.log_every == 0:
-            self.flush(optimizer)
-
-    def flush(self, optimizer: torch.optim.Optimizer) -> None:
-        """Append the window's record to the history and hand it to the callback."""
-        if not self.window_steps:
-            return
-        loss = float(self.window_loss) / max(self.window_tokens, 1)  # syncs the device
-        now_seconds = self.seconds
-        window_seconds = max(now_seconds - self.window_begin, 1e-9)
-        self.state.seconds = self.seconds_before + now_seconds
-        record = {
-            "step": self.state.step,
-            "epoch": self.state.epoch,
-            "loss": loss,
-            "lr": optimizer.param_groups[0]["lr"],
-            "grad_norm": float(self.grad_norm),
-            "tokens_per_s": self.window_tokens / window_seconds,
-            "seconds": self.state.seconds,
-        }
-        if not math.isfinite(loss):
-            fail(
-                "loss",
-                "finite",
-                repr(loss),
-                "Lower the learning rate (factor) or check "
-                "the data: a batch may contain only padding.",
-                error=FloatingPointError,
-            )
-        for key, value in record.items():
-            self.state.history.setdefault(key, []).append(value)
-        self.window_loss, self.window_tokens, self.window_steps = 0.0, 0, 0
-        if self.callback is not None:
-            begin = time.perf_counter()
-            self.stopped = bool(self.callback(record)) or self.stopped
-            self.paused += time.perf_counter() - begin
-        self.window_begin = self.seconds
+    save_checkpoint(path, model, optimizer, scheduler, state=state, vocabs=vocabs)
