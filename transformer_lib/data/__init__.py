@@ -1,7 +1,8 @@
 """Text -> tokens -> ids -> padded batches, for the bundled corpus or any Tatoeba-style tsv.
 
-Modules: ``corpus`` (tokenizing, sentence pairs, gold alignments, reading the tsv files;
-its docstring gives the file format) and ``batching`` (vocabularies, ids, padded batches).
+Modules: ``text`` (tokenize/detokenize; its docstring says which text round-trips),
+``corpus`` (sentence pairs, gold alignments, reading the tsv files; its docstring gives the
+file formats) and ``batching`` (vocabularies, ids, padded batches).
 
 Shapes:
     B batch, S source length, T target length (both padded to the longest in the batch).
@@ -20,13 +21,12 @@ from transformer_lib.data.corpus import (
     SPLITS,
     Example,
     alignment_matrix,
-    detokenize,
     format_alignment,
     load_split,
     parse_alignment,
     read_tsv,
-    tokenize,
 )
+from transformer_lib.data.text import detokenize, tokenize
 from transformer_lib.vocab import Vocab  # re-exported for convenience
 
 __all__ = [

@@ -1,23 +1,36 @@
-"""Text -> tokens, sentence pairs, gold alignments, and the corpus files they come from.
+"""Sentence pairs, gold alignments, and the corpus files they come from.
 
-A corpus file has one pair per line, ``source<TAB>target[<TAB>third column]``. The
-third column is read as a gold word alignment when it is in Pharaoh format
-(``0-0 1-2 2-1``: source token i aligns with target token j, 0-based over
-:func:`tokenize`'s tokens) and ignored otherwise, so the attribution column of
-Tatoeba exports is simply skipped.
+Tokenizing lives in :mod:`transformer_lib.data.text` (re-exported here). A corpus file is
+UTF-8 text (a leading byte-order mark is dropped, any line ending is accepted) with one
+pair per line; blank lines are skipped and both sides are normalised to NFC. A line is
+
+- ``source<TAB>target``;
+- ``source<TAB>target<TAB>third column``: the third column is the gold word alignment when
+  it is in Pharaoh format (``0-0 1-2 2-1``: source token i aligns with target token j,
+  0-based over :func:`tokenize`'s tokens; a link past either sentence's end is an error)
+  and ignored otherwise, so the attribution column of the manythings.org/Tatoeba
+  ``deu.txt`` exports is simply skipped;
+- ``id<TAB>source<TAB>id<TAB>target`` with two integer ids: Tatoeba's own "sentence pairs"
+  download, read as ``source<TAB>target`` (the ids are dropped).
+
+Anything else (one column, four columns without the two ids, five or more, an empty side,
+bytes that are not UTF-8) is a ``ValueError`` naming the file and the 1-based line.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import re
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 import torch
 
 from transformer_lib._checks import check_int, fail
+from transformer_lib.data.text import detokenize, tokenize
 
 __all__ = [
     "DATA_DIR",
@@ -35,28 +48,7 @@ __all__ = [
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 SPLITS = ("train", "valid", "test", "longer")
 
-_TOKEN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")  # words (with inner apostrophes) or one symbol
 _PHARAOH = re.compile(r"\s*\d+-\d+(?:\s+\d+-\d+)*\s*")
-
-
-def tokenize(text: str) -> list[str]:
-    """Split into words and punctuation marks; case is kept (German nouns are capitalised).
-
-    ``"Heute sieht der Hund die Katze, oder?"`` ->
-    ``["Heute", "sieht", "der", "Hund", "die", "Katze", ",", "oder", "?"]``.
-    Apostrophes inside a word stay in it: ``"don't"`` is one token.
-    """
-    return _TOKEN.findall(text)
-
-
-def detokenize(tokens: Iterable[str]) -> str:
-    """Join tokens into text (no space before ``.,!?;:%)]}``, none after ``([{¿¡``).
-
-    Exactly inverts :func:`tokenize` on the bundled corpus; BLEU is computed on this text.
-    """
-    text = " ".join(tokens)
-    text = re.sub(r" ([.,!?;:%)\]}])", r"\1", text)
-    return re.sub(r"([(\[{¿¡]) ", r"\1", text)
 
 
 class Example(NamedTuple):
@@ -98,29 +90,67 @@ def alignment_matrix(
     return matrix
 
 
-def read_tsv(path: str | Path) -> list[Example]:
-    """Read ``source<TAB>target[<TAB>alignment or anything else]`` lines (blank lines skipped).
+def _lines(path: Path) -> Iterator[str]:
+    """The file's lines without line endings; bad bytes are an error naming the line."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")  # -sig: drop a byte-order mark
+    except UnicodeDecodeError as error:
+        before = io.StringIO(data[: error.start].decode("utf-8-sig"), newline=None).read()
+        line, column = before.count("\n") + 1, len(before) - before.rfind("\n")
+        bad = data[error.start : error.end]
+        hint = "Re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)."
+        fail(f"{path}, line {line}", "UTF-8 text", f"bytes {bad!r} at character {column}", hint)
+    return (line.rstrip("\n") for line in io.StringIO(text, newline=None))
 
-    Raises ValueError naming the file and 1-based line number of a malformed line.
+
+def _columns(path: Path, number: int, line: str) -> tuple[str, str, str]:
+    """(source, target, third column or "") of one line, NFC-normalised."""
+    columns = line.split("\t")
+    if len(columns) == 4 and columns[0].strip().isdecimal() and columns[2].strip().isdecimal():
+        columns = [columns[1], columns[3]]  # Tatoeba's id<TAB>text<TAB>id<TAB>text
+    src, tgt = (c.strip() for c in columns[:2]) if len(columns) >= 2 else ("", "")
+    if not 2 <= len(columns) <= 3 or not src or not tgt:
+        got = f"an empty {'source' if not src else 'target'}"
+        got = got if 2 <= len(columns) <= 3 else f"{len(columns)} column(s)"
+        expected = (
+            "'source<TAB>target[<TAB>alignment or attribution]' or Tatoeba's "
+            "'id<TAB>source<TAB>id<TAB>target', with two non-empty sides"
+        )
+        hint = "Check the separator is a real tab and that no sentence contains one."
+        fail(f"{path}, line {number}", expected, f"{got}: {line[:60]!r}", hint)
+    third = columns[2] if len(columns) == 3 else ""
+    return unicodedata.normalize("NFC", src), unicodedata.normalize("NFC", tgt), third
+
+
+def _check_links(
+    path: Path, number: int, alignment: tuple[tuple[int, int], ...], src: str, tgt: str
+) -> None:
+    """Every link i-j of a gold alignment must point inside both tokenised sentences."""
+    src_len, tgt_len = len(tokenize(src)), len(tokenize(tgt))
+    for i, j in alignment:
+        if i >= src_len or j >= tgt_len:
+            expected = f"an alignment with links i-j, i < {src_len} and j < {tgt_len}"
+            hint = "Links are 0-based over data.tokenize()'s tokens of each side."
+            fail(f"{path}, line {number}", expected, f"link {i}-{j}", hint)
+
+
+def read_tsv(path: str | Path) -> list[Example]:
+    """Read a corpus file: ``source<TAB>target[<TAB>alignment or anything else]`` lines.
+
+    The module docstring gives the accepted formats. Raises ValueError naming the file
+    and 1-based line number of a malformed line, bad bytes or an out-of-range link.
     """
     path = Path(path)
     examples = []
-    with path.open(encoding="utf-8", newline=None) as f:
-        for number, line in enumerate(f, start=1):
-            line = line.rstrip("\n")
-            if not line.strip():
-                continue
-            columns = line.split("\t")
-            src, tgt = (c.strip() for c in columns[:2]) if len(columns) >= 2 else ("", "")
-            if len(columns) < 2 or not src or not tgt:
-                got = f"an empty {'source' if not src else 'target'}"
-                got = f"{len(columns)} column(s)" if len(columns) < 2 else got
-                expected = "'source<TAB>target[<TAB>alignment]' with two non-empty sides"
-                hint = "Check the separator is a real tab."
-                fail(f"{path}, line {number}", expected, f"{got}: {line[:60]!r}", hint)
-            third = columns[2] if len(columns) > 2 else ""
-            alignment = parse_alignment(third) if _PHARAOH.fullmatch(third) else None
-            examples.append(Example(src, tgt, alignment))
+    for number, line in enumerate(_lines(path), start=1):
+        if not line.strip():
+            continue
+        src, tgt, third = _columns(path, number, line)
+        alignment = parse_alignment(third) if _PHARAOH.fullmatch(third) else None
+        if alignment is not None:
+            _check_links(path, number, alignment, src, tgt)
+        examples.append(Example(src, tgt, alignment))
     return examples
 
 
