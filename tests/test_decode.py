@@ -130,3 +130,67 @@ def test_decoding_errors(decoding_model, random_src):
         beam_search(model, random_src(), beam_size=0)
     with pytest.raises(ValueError, match="`max_len` must be an int >= 1"):
         greedy_decode(model, random_src(), max_len=0)
+
+
+def test_max_len_beyond_the_position_table_is_rejected_up_front(decoding_model, random_src):
+    # A model that stops early never reached the table's end, so this used to pass for
+    # some inputs and fail deep inside the decoder for others.
+    model, src = decoding_model(eos_bias=5.0), random_src()
+    for search in (greedy_decode, beam_search):
+        with pytest.raises(ValueError, match=r"`max_len` must be at most the model's max_len=40"):
+            search(model, src, max_len=41)
+
+
+def test_max_len_may_reach_the_position_table(decoding_model, random_src):
+    # The decoder reads <bos> and all but the last output token: max_len outputs fit.
+    model, src = decoding_model(eos_bias=-100.0), random_src()[:2]  # never ends by itself
+    assert greedy_decode(model, src, max_len=40)[0].shape == (2, 40)
+    assert beam_search(model, src, beam_size=2, max_len=40)[0].shape == (2, 40)
+
+
+@pytest.mark.parametrize("search", [greedy_decode, beam_search])
+def test_a_source_without_tokens_gives_only_eos(search, decoding_model, random_src):
+    model, src = decoding_model(), random_src()
+    src[2] = PAD_ID  # nothing to translate in row 2
+    out, scores = search(model, src, max_len=12)
+    assert out[2, 0] == EOS_ID and (out[2, 1:] == PAD_ID).all() and scores[2] == 0.0
+    keep = [0, 1, 3, 4, 5]
+    alone, alone_scores = search(model, src[keep], max_len=12)
+    assert torch.equal(out[keep, : alone.size(1)], alone)
+    torch.testing.assert_close(scores[keep], alone_scores)
+    no_columns, score = search(model, src[:1, :0], max_len=12)  # S = 0
+    assert no_columns.tolist() == [[EOS_ID]] and score.tolist() == [0.0]
+
+
+@pytest.mark.parametrize("search", [greedy_decode, beam_search])
+def test_an_empty_batch_gives_empty_results(search, decoding_model, random_src):
+    out, scores = search(decoding_model(), random_src()[:0], max_len=12)
+    assert out.shape == (0, 1) and out.dtype == torch.long and scores.shape == (0,)
+
+
+def test_beam_search_takes_a_source_mask_that_broadcasts_over_the_batch(decoding_model, random_src):
+    model, src = decoding_model(), random_src()
+    full = torch.ones(src.size(0), 1, 1, src.size(1), dtype=torch.bool)
+    expected = beam_search(model, src, full, beam_size=2, max_len=8)
+    shared = beam_search(model, src, full[:1], beam_size=2, max_len=8)  # (1, 1, 1, S)
+    assert torch.equal(shared[0], expected[0])
+
+
+@pytest.mark.parametrize("alpha", [float("nan"), float("inf"), -0.5])
+def test_alpha_must_be_finite_and_not_negative(alpha, decoding_model, random_src):
+    with pytest.raises(ValueError, match=r"`alpha` must be a finite float >= 0.0; got"):
+        beam_search(decoding_model(), random_src(), max_len=4, alpha=alpha)
+    with pytest.raises(ValueError, match="`alpha` must be a finite float >= 0.0"):
+        length_penalty(3, alpha)
+
+
+def test_search_argument_types_are_named(decoding_model, random_src):
+    model, src = decoding_model(), random_src()
+    with pytest.raises(TypeError, match="`alpha` must be a finite float >= 0.0; got str '0.6'"):
+        beam_search(model, src, alpha="0.6")
+    with pytest.raises(TypeError, match="`beam_size` must be an int; got float 2.0"):
+        beam_search(model, src, beam_size=2.0)
+    with pytest.raises(TypeError, match="`max_len` must be an int; got float 4.0"):
+        greedy_decode(model, src, max_len=4.0)
+    with pytest.raises(TypeError, match=r"`src` must be .*\(int64 or int32\).*Convert with"):
+        greedy_decode(model, src.to(torch.int16))

@@ -14,6 +14,7 @@ from transformer_lib.evaluate import (
     exact_match,
     reference_attention,
 )
+from transformer_lib.vocab import Vocab
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -107,3 +108,23 @@ def test_evaluate_translations_reports_all_scores(tiny_model, src_vocab, tgt_voc
     no_gold = [Example(ex.src, ex.tgt) for ex in EXAMPLES]
     beam = evaluate_translations(tiny_model(), no_gold, src_vocab, tgt_vocab, method="beam")
     assert beam["aer"] is None
+
+
+def test_an_empty_corpus_scores_zero():
+    assert corpus_bleu([], []) == 0.0  # sacrebleu itself raises IndexError
+    assert exact_match([], []) == 0.0
+
+
+def test_alignment_errors_name_the_bad_pair():
+    with pytest.raises(TypeError, match=r"`predicted\[1\]` must be an \(i_src, j_tgt\) pair of "):
+        alignment_error_rate([(0, 0), (1, "a"), (2, 2)], [(0, 0)])
+    with pytest.raises(TypeError, match=r"`sure\[2\]` must be .* pair of ints; got \(2, 2, 2\)"):
+        alignment_error_rate([(0, 0)], [(0, 0), (1, 1), (2, 2, 2)])
+
+
+def test_vocabularies_of_the_wrong_size_are_named(tiny_model, src_vocab, tgt_vocab):
+    larger = Vocab([*tgt_vocab.tokens, "Maus"])
+    with pytest.raises(ValueError, match=r"`tgt_vocab` must be a vocabulary of the model's"):
+        evaluate_translations(tiny_model(), EXAMPLES, src_vocab, larger)
+    with pytest.raises(ValueError, match=r"`src_vocab` must be .*=10 tokens; got 11 tokens"):
+        reference_attention(tiny_model(), EXAMPLES, larger, tgt_vocab)

@@ -152,7 +152,24 @@ def test_model_learns_to_copy():
         (
             lambda m: m(_tokens(2, 7).float(), _tokens(2, 5)),
             TypeError,
-            r"`src` must be an integer tensor of token ids of shape \(B, S\); got float32 \(2, 7\)",
+            r"`src` must be an integer tensor of token ids \(int64 or int32\) of shape \(B, S\); "
+            r"got float32 \(2, 7\)\. Convert with \.long\(\)",
+        ),
+        (  # nn.Embedding takes int64 or int32 only: smaller ints fail inside it otherwise
+            lambda m: m(_tokens(2, 7).to(torch.int16), _tokens(2, 5)),
+            TypeError,
+            r"`src` must be an integer tensor of token ids \(int64 or int32\) .*; got int16 \(2, 7\)",
+        ),
+        (
+            lambda m: m(_tokens(2, 7), _tokens(2, 5).to(torch.uint8)),
+            TypeError,
+            r"`tgt` must be an integer tensor of token ids \(int64 or int32\) .*; got uint8 \(2, 5\)",
+        ),
+        (
+            lambda m: m.decode(_tokens(3, 4), m.encode(_tokens(2, 5))),
+            ValueError,
+            r"`memory` must be the same batch size B=3 as tgt; got shape \(2, 5, 32\)\. Pass what "
+            r"encode\(\) returned",
         ),
         (
             lambda m: m(_tokens(2, 7), _tokens(2, 5)[0]),

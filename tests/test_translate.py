@@ -3,7 +3,9 @@
 import pytest
 import torch
 
+from transformer_lib import Transformer, TransformerConfig
 from transformer_lib.translate import Translation, translate
+from transformer_lib.vocab import Vocab
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -46,3 +48,47 @@ def test_translate_errors(decoding_model, src_vocab, tgt_vocab):
         ValueError, match=r"`sentences\[0\]` must be at most max_len=40 positions long"
     ):
         translate(model, "the dog " * 30, src_vocab, tgt_vocab)
+
+
+@pytest.fixture
+def german_larger(src_vocab, tgt_vocab):
+    """A model whose target vocabulary (11 tokens) is one larger than its source's (10), so
+    that vocabularies passed in the wrong order show in their sizes."""
+    tgt = Vocab([*tgt_vocab.tokens, "Maus"])
+    config = TransformerConfig.small(
+        len(src_vocab), len(tgt), d_model=16, n_heads=2, d_ff=32, max_len=32
+    )
+    return Transformer(config), src_vocab, tgt
+
+
+def test_vocabularies_must_match_the_model(german_larger):
+    model, src_vocab, tgt_vocab = german_larger
+    assert isinstance(translate(model, "the dog.", src_vocab, tgt_vocab, max_len=4), str)
+    with pytest.raises(
+        ValueError,
+        match=r"`src_vocab` must be a vocabulary of the model's src_vocab_size=10 tokens; got 11 "
+        r"tokens\. Were src_vocab and tgt_vocab passed in the wrong order\?",
+    ):
+        translate(model, "the dog.", tgt_vocab, src_vocab)
+    with pytest.raises(ValueError, match=r"`tgt_vocab` must be .*=11 tokens; got 10 tokens\. Use"):
+        translate(model, "the dog.", src_vocab, src_vocab)
+    with pytest.raises(TypeError, match="`tgt_vocab` must be a transformer_lib.vocab.Vocab"):
+        translate(model, "the dog.", src_vocab, tgt_vocab.tokens)
+
+
+def test_search_settings_are_checked_before_any_text(decoding_model, src_vocab, tgt_vocab):
+    model = decoding_model()
+    with pytest.raises(ValueError, match="`max_len` must be at most the model's max_len=40"):
+        translate(model, "the dog.", src_vocab, tgt_vocab, max_len=41)
+    with pytest.raises(ValueError, match="`alpha` must be a finite float >= 0.0; got nan"):
+        translate(model, "the dog.", src_vocab, tgt_vocab, method="beam", alpha=float("nan"))
+    with pytest.raises(ValueError, match="`beam_size` must be an int >= 1; got 0"):
+        translate(model, [""], src_vocab, tgt_vocab, method="beam", beam_size=0)
+
+
+def test_text_without_tokens_translates_to_nothing(decoding_model, src_vocab, tgt_vocab):
+    model = decoding_model(eos_bias=-100.0)  # would never stop by itself
+    assert translate(model, "", src_vocab, tgt_vocab) == ""
+    assert translate(model, ["  ", "\t"], src_vocab, tgt_vocab, method="beam") == ["", ""]
+    empty = translate(model, " ", src_vocab, tgt_vocab, return_attention=True)
+    assert (empty.text, empty.src_tokens, empty.tgt_tokens) == ("", [], [])

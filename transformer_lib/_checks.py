@@ -9,6 +9,7 @@ and (where it helps) a hint. Example::
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import NoReturn
 
@@ -35,6 +36,15 @@ def check_int(name: str, value: object, minimum: int | None = None) -> None:
         fail(name, f"an int >= {minimum}", repr(value))
 
 
+def check_real(name: str, value: object, minimum: float | None = None, hint: str = "") -> None:
+    """A finite real number (not a bool), at least ``minimum`` when given."""
+    expected = "a finite float" + (f" >= {minimum}" if minimum is not None else "")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        fail(name, expected, f"{type(value).__name__} {value!r}", hint, error=TypeError)
+    if not math.isfinite(value) or (minimum is not None and value < minimum):
+        fail(name, expected, repr(value), hint)
+
+
 def check_probability(name: str, value: object) -> None:
     """A real number in [0, 1), e.g. a dropout rate or label smoothing."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -57,10 +67,10 @@ def check_tensor(
         fail(name, f"a torch.Tensor{shape_text}", type(x).__name__, error=TypeError)
     if ndim is not None and x.dim() != ndim:
         fail(name, f"a {ndim}-D tensor{shape_text}", f"{x.dim()}-D {_describe(x)}")
-    if integer and (x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool):
+    if integer and x.dtype not in (torch.int64, torch.int32):  # what nn.Embedding takes
         fail(
             name,
-            f"an integer tensor of token ids{shape_text}",
+            f"an integer tensor of token ids (int64 or int32){shape_text}",
             _describe(x),
             "Convert with .long().",
             error=TypeError,
@@ -125,6 +135,48 @@ def check_token_ids(
             f"ids in [{low}, {high}]",
             "Check the vocabulary used to encode the text.",
         )
+
+
+def check_output_length(name: str, max_len: int, model_max_len: int) -> None:
+    """How many tokens a search may generate: the decoder reads ``<bos>`` and all but the
+    last generated token, so at most the model's ``max_len`` positions."""
+    check_int(name, max_len, minimum=1)
+    if max_len > model_max_len:
+        fail(
+            name,
+            f"at most the model's max_len={model_max_len} (its position table)",
+            repr(max_len),
+            "Leave it None (2·S + 10, within the table) or build the model with a larger max_len.",
+        )
+
+
+def check_alpha(alpha: object) -> None:
+    """GNMT's length-penalty exponent α (decode.length_penalty): finite and >= 0."""
+    check_real(
+        "alpha", alpha, minimum=0.0, hint="0 switches the length penalty off; §6.1 uses 0.6."
+    )
+
+
+def check_vocabularies(model: object, src_vocab: object, tgt_vocab: object) -> None:
+    """The vocabularies must be the ones the model was built for: at least their sizes match."""
+    from transformer_lib.vocab import Vocab  # vocab imports this module
+
+    check_model("model", model, "src_vocab_size", "tgt_vocab_size")
+    sizes = {"src_vocab": model.src_vocab_size, "tgt_vocab": model.tgt_vocab_size}
+    for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
+        if not isinstance(vocab, Vocab):
+            fail(name, "a transformer_lib.vocab.Vocab", type(vocab).__name__, error=TypeError)
+    swapped = (len(src_vocab), len(tgt_vocab)) == (sizes["tgt_vocab"], sizes["src_vocab"])
+    for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
+        if len(vocab) != sizes[name]:
+            fail(
+                name,
+                f"a vocabulary of the model's {name[:3]}_vocab_size={sizes[name]} tokens",
+                f"{len(vocab)} tokens",
+                "Were src_vocab and tgt_vocab passed in the wrong order?"
+                if swapped
+                else "Use the vocabularies the model was trained with.",
+            )
 
 
 def check_width(name: str, x: object, d_model: int, shape_hint: str) -> None:

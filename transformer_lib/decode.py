@@ -7,6 +7,11 @@ searches take ``log_softmax`` of the last position, so a hypothesis' score is th
 its tokens' log-probabilities. They run in eval mode (no dropout) without gradients, and
 put the model back in the mode they found it in.
 
+Edge cases: a source row with no real token (all padding, or S = 0) has nothing to
+translate, so its output is just ``<eos>`` with score 0 (log 1), never invented words. An
+empty batch (B = 0) gives empty results. ``max_len`` may not exceed the model's
+``max_len``: the decoder reads ``<bos>`` and all but the last generated token.
+
 Shapes:
     B batch, K beam size, S source length, L output length, V target vocabulary.
 """
@@ -19,7 +24,13 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-from transformer_lib._checks import check_int, check_model, check_tensor
+from transformer_lib._checks import (
+    check_alpha,
+    check_int,
+    check_model,
+    check_output_length,
+    check_tensor,
+)
 from transformer_lib.masks import padding_mask
 from transformer_lib.vocab import BOS_ID, EOS_ID
 
@@ -46,15 +57,20 @@ def default_max_len(model: nn.Module, src_len: int) -> int:
 
 def _start(
     model: nn.Module, src: torch.Tensor, src_mask: torch.Tensor | None, max_len: int | None
-) -> tuple[torch.Tensor, torch.Tensor, int]:
-    """Encode once: (memory (B, S, D), src_mask (B, 1, 1, S), max_len)."""
+) -> tuple[torch.Tensor, torch.Tensor, int, torch.Tensor]:
+    """Encode once: (memory (B, S, D), src_mask (B, 1, 1, S), max_len, empty (B,)), where
+    ``empty`` marks the rows with no source token to attend to."""
     check_model("model", model, "pad_id", "max_len", "encode", "decode")
     check_tensor("src", src, ndim=2, integer=True, shape_hint="(B, S)")
+    B, S = src.shape
     if src_mask is None:
         src_mask = padding_mask(src, model.pad_id)
-    max_len = default_max_len(model, src.size(1)) if max_len is None else max_len
-    check_int("max_len", max_len, minimum=1)
-    return model.encode(src, src_mask), src_mask, max_len
+    max_len = default_max_len(model, S) if max_len is None else max_len
+    check_output_length("max_len", max_len, model.max_len)
+    memory = model.encode(src, src_mask)  # checks src_mask
+    src_mask = src_mask.expand(B, 1, 1, S)  # a (1, 1, 1, S) mask: one row per sentence
+    empty = ~src_mask.reshape(B, S).any(dim=1)  # (B, 1, 1, S) -> (B,)
+    return memory, src_mask, max_len, empty
 
 
 def _next_log_probs(
@@ -63,14 +79,20 @@ def _next_log_probs(
     memory: torch.Tensor,
     src_mask: torch.Tensor,
     banned: tuple[int, ...],
+    empty: torch.Tensor,
+    eos_id: int,
 ) -> torch.Tensor:
-    """Log-probabilities of the next token; ``banned`` ids (<pad>, <bos>) get -inf.
+    """Log-probabilities of the next token; ``banned`` ids (<pad>, <bos>) get -inf, and
+    rows of an ``empty`` source can only end: ``<eos>`` with probability 1.
 
-    Shapes: tokens (N, t) -> (N, V).
+    Shapes: tokens (N, t), empty (N,) -> (N, V).
     """
     logits = model.decode(tokens, memory, src_mask)[:, -1]  # (N, t, V) -> (N, V)
     log_probs = torch.log_softmax(logits.float(), dim=-1)
     log_probs[:, list(banned)] = float("-inf")  # never generated: not renormalised
+    # masked_fill rather than log_probs[empty]: boolean indexing would wait for the device
+    log_probs = log_probs.masked_fill(empty[:, None], float("-inf"))  # no invented words
+    log_probs[:, eos_id] = log_probs[:, eos_id].masked_fill(empty, 0.0)
     return log_probs
 
 
@@ -91,14 +113,14 @@ def greedy_decode(
     Shapes: src (B, S), src_mask (B, 1, 1, S) -> tokens (B, L), scores (B,); L <= max_len.
     """
     with inference_mode(model):
-        memory, src_mask, max_len = _start(model, src, src_mask, max_len)
+        memory, src_mask, max_len, empty = _start(model, src, src_mask, max_len)
         pad_id, B = model.pad_id, src.size(0)
         tokens = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
         scores = torch.zeros(B, device=src.device)
         done = torch.zeros(B, dtype=torch.bool, device=src.device)
         for _ in range(max_len):
             best_log_prob, best = _next_log_probs(
-                model, tokens, memory, src_mask, (pad_id, bos_id)
+                model, tokens, memory, src_mask, (pad_id, bos_id), empty, eos_id
             ).max(dim=-1)
             best = best.masked_fill(done, pad_id)  # finished rows only get padding
             scores += best_log_prob.masked_fill(done, 0.0)
@@ -116,6 +138,7 @@ def length_penalty(length: int, alpha: float) -> float:
     favour short outputs. Dividing by lp, which grows with length, offsets that bias:
     α = 0 switches it off, larger α favours longer outputs more.
     """
+    check_alpha(alpha)
     return ((5.0 + length) / 6.0) ** alpha
 
 
@@ -143,19 +166,23 @@ def beam_search(
     scores (B,) length-normalised (the plain log-probability sum when alpha = 0).
     """
     check_int("beam_size", beam_size, minimum=1)
+    check_alpha(alpha)
     K = beam_size
     with inference_mode(model):
-        memory, src_mask, max_len = _start(model, src, src_mask, max_len)
+        memory, src_mask, max_len, empty = _start(model, src, src_mask, max_len)
         pad_id, B = model.pad_id, src.size(0)
         memory = memory.repeat_interleave(K, dim=0)  # (B, S, D) -> (B*K, S, D)
         beam_mask = src_mask.repeat_interleave(K, dim=0)  # (B*K, 1, 1, S)
+        beam_empty = empty.repeat_interleave(K)  # (B,) -> (B*K,)
         tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=src.device)
         alive = torch.full((B, K), float("-inf"), device=src.device)
         alive[:, 0] = 0.0  # the K beams start identical: keep one so they do not duplicate
         finished: list[list[tuple[float, list[int]]]] = [[] for _ in range(B)]
         done = [False] * B
         for length in range(1, max_len + 1):
-            log_probs = _next_log_probs(model, tokens, memory, beam_mask, (pad_id, bos_id))
+            log_probs = _next_log_probs(
+                model, tokens, memory, beam_mask, (pad_id, bos_id), beam_empty, eos_id
+            )
             V = log_probs.size(-1)
             candidates = (alive[:, :, None] + log_probs.view(B, K, V)).view(B, K * V)
             top_scores, top_index = candidates.topk(min(2 * K, K * V), dim=-1)  # (B, 2K)
@@ -192,10 +219,15 @@ def _collect(finished, done, tokens, top_scores, beam, is_eos, K, length, alpha,
 
 
 def _update_done(finished, done, alive, K, length, alpha) -> None:
-    """A sentence is done when K hypotheses ended and no live one can beat the worst of them."""
+    """A sentence is done when K hypotheses ended and no live one can beat the worst of them,
+    or when some ended and none is left alive (an empty source: only <eos> was possible)."""
     best_alive = alive.max(dim=1).values.tolist()
     for b, hypotheses in enumerate(finished):
-        if not done[b] and len(hypotheses) >= K:
+        if done[b] or not hypotheses:
+            continue
+        if best_alive[b] == float("-inf"):
+            done[b] = True
+        elif len(hypotheses) >= K:
             worst_kept = sorted(h[0] for h in hypotheses)[-K]
             done[b] = best_alive[b] / length_penalty(length, alpha) <= worst_kept
 
@@ -225,7 +257,7 @@ def _with_greedy(best, model, src, src_mask, max_len, bos_id, eos_id, pad_id, al
 
 def _pack(best, pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
     """[(score, ids)] -> tokens (B, L) padded with pad_id, scores (B,)."""
-    L = max(1, max(len(ids) for _, ids in best))
+    L = max(1, max((len(ids) for _, ids in best), default=0))  # an empty batch: (0, 1)
     tokens = torch.full((len(best), L), pad_id, dtype=torch.long)
     for b, (_, ids) in enumerate(best):
         tokens[b, : len(ids)] = torch.tensor(ids, dtype=torch.long)

@@ -15,7 +15,7 @@ import sacrebleu
 import torch
 from torch import nn
 
-from transformer_lib._checks import check_model, check_tensor, fail
+from transformer_lib._checks import check_model, check_tensor, check_vocabularies, fail
 from transformer_lib.data import collate, encode_pairs, tokenize
 from transformer_lib.translate import cross_attention, translate
 from transformer_lib.vocab import BOS, EOS, PAD, Vocab
@@ -49,8 +49,11 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
 
     BLEU is a corpus statistic: n-gram matches are pooled over all sentences before the
     precision and brevity penalty are computed, so it is not an average of sentence scores.
+    An empty corpus scores 0.0, as in :func:`exact_match`.
     """
     _check_pair_lists(hypotheses, references)
+    if not hypotheses:
+        return 0.0  # sacrebleu raises IndexError on an empty corpus
     return sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score
 
 
@@ -81,6 +84,9 @@ def _as_corpus(name: str, alignments) -> list[Alignment]:
     items = list(alignments)
     if all(_is_pair(item) for item in items):
         return [{tuple(item) for item in items}]
+    if any(_is_pair(item) for item in items):  # one sentence's pairs, one of them bad
+        k = next(k for k, item in enumerate(items) if not _is_pair(item))
+        fail(f"{name}[{k}]", "an (i_src, j_tgt) pair of ints", repr(items[k])[:60], error=TypeError)
     corpus = []
     for k, sentence in enumerate(items):
         pairs = list(sentence) if isinstance(sentence, Iterable) else [sentence]
@@ -171,6 +177,7 @@ def reference_attention(
     tokens then ``<eos>`` (row t is the step that predicts target token t).
     """
     check_model("model", model, "pad_id")
+    check_vocabularies(model, src_vocab, tgt_vocab)
     pairs = encode_pairs(examples, src_vocab, tgt_vocab)
     device = next(model.parameters()).device
     result = []
@@ -202,6 +209,7 @@ def evaluate_translations(
     """
     if not examples:
         fail("examples", "a non-empty list of data.Example", "an empty list")
+    check_vocabularies(model, src_vocab, tgt_vocab)
     hypotheses = translate(
         model,
         [ex[0] for ex in examples],

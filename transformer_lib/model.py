@@ -9,7 +9,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from transformer_lib._checks import check_length, check_mask, check_tensor, check_token_ids, fail
+from transformer_lib._checks import (
+    check_length,
+    check_mask,
+    check_tensor,
+    check_token_ids,
+    check_width,
+    fail,
+)
 from transformer_lib.attention import AttentionWeights
 from transformer_lib.config import TransformerConfig
 from transformer_lib.embeddings import PositionalEncoding, TokenEmbedding
@@ -173,8 +180,15 @@ class Transformer(ModelContract):
         if tgt_mask is None:
             tgt_mask = target_mask(tgt, self.pad_id)
         check_mask("tgt_mask", tgt_mask, (B, 1, T, T), "(B, 1, T, T)")
-        if memory.dim() == 3:
-            check_mask("src_mask", src_mask, (B, 1, 1, memory.size(1)), "(B, 1, 1, S)")
+        check_width("memory", memory, self.config.d_model, "(B, S, D)")
+        if memory.size(0) != B:
+            fail(
+                "memory",
+                f"the same batch size B={B} as tgt",
+                f"shape {tuple(memory.shape)}",
+                "Pass what encode() returned for the same sentences.",
+            )
+        check_mask("src_mask", src_mask, (B, 1, 1, memory.size(1)), "(B, 1, 1, S)")
         x = self.positional(self.tgt_embed(tgt))  # (B, T) -> (B, T, D)
         hidden = self.decoder(x, memory, tgt_mask, src_mask, attention)
         return self.output(hidden)  # (B, T, D) -> (B, T, V)

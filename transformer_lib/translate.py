@@ -17,7 +17,15 @@ from typing import Literal, overload
 import torch
 from torch import nn
 
-from transformer_lib._checks import check_int, check_length, check_model, fail
+from transformer_lib._checks import (
+    check_alpha,
+    check_int,
+    check_length,
+    check_model,
+    check_output_length,
+    check_vocabularies,
+    fail,
+)
 from transformer_lib.attention import AttentionWeights
 from transformer_lib.data import detokenize, tokenize
 from transformer_lib.decode import beam_search, greedy_decode, inference_mode
@@ -122,20 +130,19 @@ def translate(
     """Translate text: tokenize, encode, search, decode the ids, detokenize.
 
     Unknown words are encoded as ``<unk>`` (listed in ``Translation.unknown``), never an
-    error. ``method`` is "greedy" or "beam". Returns a string per sentence, or with
+    error. ``method`` is "greedy" or "beam" (``beam_size``, ``alpha``: see
+    :func:`decode.beam_search`). Text with no token (``""``, spaces) translates to ``""``
+    without calling the model. Returns a string per sentence, or with
     ``return_attention`` a :class:`Translation` holding the cross-attention of every layer
     (from one more teacher-forced pass over the output). A single string in gives a single
     result out.
     """
-    if method not in ("greedy", "beam"):
-        fail("method", "'greedy' or 'beam'", repr(method))
-    check_int("batch_size", batch_size, minimum=1)
+    _check_arguments(model, src_vocab, tgt_vocab, method, beam_size, alpha, max_len, batch_size)
     single = isinstance(sentences, str)
     items = [sentences] if single else list(sentences)
     for i, sentence in enumerate(items):
         if not isinstance(sentence, str):
             fail(f"sentences[{i}]", "a str", type(sentence).__name__, error=TypeError)
-    check_model("model", model, "pad_id", "max_len")
     words = [tokenize(sentence) for sentence in items]
     for i, tokens in enumerate(words):
         check_length(f"sentences[{i}]", len(tokens), model.max_len)  # in tokens
@@ -164,6 +171,19 @@ def translate(
             results[i] = Translation(items[i], "", [], [], [])
     out = results if return_attention else [r.text for r in results]
     return out[0] if single else out
+
+
+def _check_arguments(model, src_vocab, tgt_vocab, method, beam_size, alpha, max_len, batch_size):
+    """Everything ``translate`` is given, checked before any text is read."""
+    if method not in ("greedy", "beam"):
+        fail("method", "'greedy' or 'beam'", repr(method))
+    check_int("beam_size", beam_size, minimum=1)
+    check_alpha(alpha)
+    check_int("batch_size", batch_size, minimum=1)
+    check_model("model", model, "pad_id", "max_len", "src_vocab_size", "tgt_vocab_size")
+    check_vocabularies(model, src_vocab, tgt_vocab)
+    if max_len is not None:
+        check_output_length("max_len", max_len, model.max_len)
 
 
 def _translate_batch(

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import NoReturn
 
 import torch
 
-from transformer_lib._checks import check_int, fail
+from transformer_lib._checks import check_int, check_tensor, fail
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 SPECIALS = (PAD, UNK, BOS, EOS)
@@ -31,7 +32,7 @@ class Vocab:
     pad_id, unk_id, bos_id, eos_id = PAD_ID, UNK_ID, BOS_ID, EOS_ID
 
     def __init__(self, tokens: Sequence[str]) -> None:
-        tokens = list(tokens)
+        tokens = _token_list("tokens", tokens)
         if tuple(tokens[:4]) != SPECIALS:
             fail(
                 "tokens",
@@ -91,10 +92,13 @@ class Vocab:
         return self._ids.get(token, UNK_ID)
 
     def id_to_token(self, index: int) -> str:
-        check_int("index", index)
-        if not 0 <= index < len(self):
-            fail("index", f"an id in [0, {len(self)}) (the vocabulary size)", repr(index))
+        self._check_id("index", index)
         return self._tokens[index]
+
+    def _check_id(self, name: str, index: object) -> None:
+        check_int(name, index)  # 4.9 is no id: never truncated to 4
+        if not 0 <= index < len(self):
+            fail(name, f"an id in [0, {len(self)}) (the vocabulary size)", repr(index))
 
     def encode(
         self, tokens: Sequence[str], add_bos: bool = False, add_eos: bool = False
@@ -124,14 +128,16 @@ class Vocab:
                     f"shape {tuple(ids.shape)}",
                     "Decode one sequence at a time: vocab.decode(batch[b]).",
                 )
+            check_tensor("ids", ids, integer=True, shape_hint="(L,)")
             ids = ids.tolist()
         tokens = []
-        for i in ids:
+        for k, i in enumerate(ids):
+            self._check_id(f"ids[{k}]", i)
             if strip_special and i == EOS_ID:
                 break
             if strip_special and i in (PAD_ID, BOS_ID):
                 continue
-            tokens.append(self.id_to_token(int(i)))
+            tokens.append(self._tokens[i])
         return tokens
 
     def to_dict(self) -> dict[str, list[str]]:
@@ -140,14 +146,14 @@ class Vocab:
 
     @classmethod
     def from_dict(cls, data: dict[str, list[str]]) -> Vocab:
+        """The inverse of :meth:`to_dict`; a malformed dict (e.g. from a damaged file) is a
+        clear error naming the bad part."""
         if not isinstance(data, dict) or "tokens" not in data:
-            fail(
-                "data",
-                "a dict {'tokens': [...]} from Vocab.to_dict()",
-                f"{type(data).__name__}",
-                error=TypeError,
-            )
-        return cls(data["tokens"])
+            got = "a dict without 'tokens'" if isinstance(data, dict) else type(data).__name__
+            fail("data", "a dict {'tokens': [...]} from Vocab.to_dict()", got, error=TypeError)
+        if not isinstance(data["tokens"], list):
+            _fail_tokens("data['tokens']", data["tokens"])
+        return cls(_token_list("data['tokens']", data["tokens"]))
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
@@ -155,3 +161,24 @@ class Vocab:
     @classmethod
     def from_json(cls, text: str) -> Vocab:
         return cls.from_dict(json.loads(text))
+
+
+def _fail_tokens(name: str, got: object, expected: str = "a list of str tokens") -> NoReturn:
+    fail(
+        name,
+        expected,
+        f"{type(got).__name__} {got!r}"[:60],
+        "Use Vocab.build() or Vocab.from_dict(vocab.to_dict()).",
+        error=TypeError,
+    )
+
+
+def _token_list(name: str, tokens: object) -> list[str]:
+    """``tokens`` as a list, checked to be strings (a str itself is not a token list)."""
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
+        _fail_tokens(name, tokens)
+    tokens = list(tokens)
+    for k, token in enumerate(tokens):
+        if not isinstance(token, str):
+            _fail_tokens(f"{name}[{k}]", token, "a str token")
+    return tokens
