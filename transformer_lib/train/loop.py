@@ -60,14 +60,7 @@ def train(
     Shapes: each batch has src (B, S), tgt_in (B, T), tgt_out (B, T).
     """
     check_model("model", model, "pad_id")
-    _check_limits(steps, epochs, max_seconds, log_every, checkpoint_every)
-    if checkpoint_every is not None and checkpoint_dir is None:
-        fail(
-            "checkpoint_every",
-            "given together with checkpoint_dir (the folder to write the checkpoints to)",
-            f"checkpoint_every={checkpoint_every} without checkpoint_dir",
-            "Pass checkpoint_dir=..., or leave checkpoint_every out.",
-        )
+    _check_limits(steps, epochs, max_seconds, log_every, checkpoint_every, checkpoint_dir)
     state = TrainState() if state is None else state
     device = next(model.parameters()).device
     save = partial(_save_checkpoint, checkpoint_dir, model, optimizer, scheduler, state, vocabs)
@@ -96,8 +89,11 @@ def train(
     return state.history
 
 
-def _check_limits(steps, epochs, max_seconds, log_every: int, checkpoint_every) -> None:
-    """At least one of the three limits, and whole positive numbers of steps."""
+def _check_limits(
+    steps, epochs, max_seconds, log_every: int, checkpoint_every, checkpoint_dir
+) -> None:
+    """At least one of the three limits, whole positive numbers of steps, and a folder for
+    the checkpoints that ``checkpoint_every`` asks for."""
     if steps is None and epochs is None and max_seconds is None:
         fail("steps/epochs", "given (at least one of steps, epochs, max_seconds)", "none")
     for name, value in (
@@ -108,6 +104,13 @@ def _check_limits(steps, epochs, max_seconds, log_every: int, checkpoint_every) 
         if value is not None:
             check_int(name, value, minimum=1)
     check_int("log_every", log_every, minimum=1)
+    if checkpoint_every is not None and checkpoint_dir is None:
+        fail(
+            "checkpoint_every",
+            "given together with checkpoint_dir (the folder to write the checkpoints to)",
+            f"checkpoint_every={checkpoint_every} without checkpoint_dir",
+            "Pass checkpoint_dir=..., or leave checkpoint_every out.",
+        )
 
 
 def _unused_batches(batches, state: TrainState) -> Iterator[tuple[int, object]]:
