@@ -71,7 +71,6 @@ def meta_bytes(meta: dict) -> bytes:
 
     Raises ``TypeError``/``ValueError`` for what JSON cannot hold (the caller names it).
     """
-    json.dumps(meta, allow_nan=False)  # NaN/inf or an object JSON cannot hold: fail now
     sealed = {**meta, "sha256": content_sha256(meta)}
     return json.dumps(sealed, ensure_ascii=False, indent=1, allow_nan=False).encode("utf-8")
 

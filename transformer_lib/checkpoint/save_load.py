@@ -130,6 +130,16 @@ def _write(temp: Path, meta: dict, tensors: dict, optimizer, scheduler) -> None:
     _swap.sync_folder(temp)
 
 
+def _config_differences(model: nn.Module, saved: dict, ignore: tuple[str, ...] = ()) -> list[str]:
+    """``"key=saved (model has current)"`` for each config value that differs."""
+    current = model.config.to_dict()
+    return [
+        f"{key}={value!r} (model has {current.get(key)!r})"
+        for key, value in saved.items()
+        if key not in ignore and current.get(key) != value
+    ]
+
+
 def _check_compatible(model: nn.Module, weights: dict, saved_config: dict) -> None:
     """Fail with the mismatched weights and config values when ``weights`` do not fit ``model``."""
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
@@ -144,12 +154,7 @@ def _check_compatible(model: nn.Module, weights: dict, saved_config: dict) -> No
         if k in got and got[k] != expected[k]
     ]
     hint = "Build the model from the checkpoint's config: load_checkpoint(path) without a model."
-    current = model.config.to_dict()
-    diff = [
-        f"{k}={v} (model has {current.get(k)})"
-        for k, v in saved_config.items()
-        if current.get(k) != v
-    ]
+    diff = _config_differences(model, saved_config)
     hint = f"It was saved with {', '.join(diff)}. " * bool(diff) + hint
     fail(
         "model",
@@ -210,12 +215,7 @@ def _built(folder: Path, key: str, build, *args, **kwargs):
 
 def _check_same_model(model: nn.Module, meta: dict) -> None:
     """Same config (dropout aside) and the same tied weights as the checkpoint."""
-    current, saved = model.config.to_dict(), meta["config"]
-    diff = [
-        f"{key}={value!r} (model has {current.get(key)!r})"
-        for key, value in saved.items()
-        if key != "dropout" and current.get(key) != value
-    ]
+    diff = _config_differences(model, meta["config"], ignore=("dropout",))
     if diff:
         fail(
             "model",
