@@ -81,13 +81,23 @@ def alignment_matrix(
     """
     check_int("src_len", src_len, minimum=1)
     check_int("tgt_len", tgt_len, minimum=1)
+    alignment = tuple(alignment)
+    bad = _link_outside(alignment, src_len, tgt_len)
+    if bad is not None:
+        expected = f"pairs i-j with 0 <= i < {src_len} and 0 <= j < {tgt_len}"
+        fail("alignment", expected, bad, "Tokenize both sides with data.tokenize().")
     matrix = torch.zeros(tgt_len, src_len, dtype=torch.bool)  # (T, S)
     for i, j in alignment:
-        if not (0 <= i < src_len and 0 <= j < tgt_len):
-            expected = f"pairs i-j with 0 <= i < {src_len} and 0 <= j < {tgt_len}"
-            fail("alignment", expected, f"{i}-{j}", "Tokenize both sides with data.tokenize().")
         matrix[j, i] = True
     return matrix
+
+
+def _link_outside(alignment: Iterable[tuple[int, int]], src_len: int, tgt_len: int) -> str | None:
+    """The first link ``"i-j"`` that points outside a src_len x tgt_len pair, or None."""
+    for i, j in alignment:
+        if not (0 <= i < src_len and 0 <= j < tgt_len):
+            return f"{i}-{j}"
+    return None
 
 
 def _lines(path: Path) -> Iterator[str]:
@@ -128,11 +138,11 @@ def _check_links(
 ) -> None:
     """Every link i-j of a gold alignment must point inside both tokenised sentences."""
     src_len, tgt_len = len(tokenize(src)), len(tokenize(tgt))
-    for i, j in alignment:
-        if i >= src_len or j >= tgt_len:
-            expected = f"an alignment with links i-j, i < {src_len} and j < {tgt_len}"
-            hint = "Links are 0-based over data.tokenize()'s tokens of each side."
-            fail(f"{path}, line {number}", expected, f"link {i}-{j}", hint)
+    bad = _link_outside(alignment, src_len, tgt_len)
+    if bad is not None:
+        expected = f"an alignment with links i-j, i < {src_len} and j < {tgt_len}"
+        hint = "Links are 0-based over data.tokenize()'s tokens of each side."
+        fail(f"{path}, line {number}", expected, f"link {bad}", hint)
 
 
 def read_tsv(path: str | Path) -> list[Example]:
