@@ -10,6 +10,8 @@ PIP := $(VPY) -m pip
 STAMP := $(VENV)/.course-installed
 KERNEL_NAME := transformer-course
 KERNEL_DISPLAY := Transformer course
+NBGRADER_SERVER_EXTENSIONS := $(addprefix nbgrader.server_extensions.,\
+	formgrader validate_assignment assignment_list course_list)
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Prefer the venv's kernels over any user-wide `python3` kernel of another Python.
@@ -35,7 +37,8 @@ test: $(STAMP)
 
 install: $(STAMP)
 
-# The student edition: every notebook with its solutions replaced by stubs, in student/.
+# The student edition, in student/: every notebook with its solutions replaced by stubs and
+# its outputs cleared, by nbgrader's own preprocessors (no nbgrader course needed).
 student: $(STAMP)
 	$(VPY) tools/make_student.py --src notebooks --out student
 
@@ -55,9 +58,14 @@ $(VPY):
 		{ echo "The course needs Python >= 3.10; '$(PYTHON)' is older. Try: make PYTHON=python3.11 ..."; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 
-# The package (editable) with its test tools, pinned by constraints.txt, and a named
-# Jupyter kernel inside the venv (--sys-prefix: nothing is written outside the repo).
+# The package (editable) with its test tools and nbgrader (the `instructor` extra), pinned
+# by constraints.txt, and a named Jupyter kernel inside the venv (--sys-prefix: nothing is
+# written outside the repo). nbgrader's JupyterLab menu and server extensions (formgrader,
+# assignment list, ...) need a course and an exchange on a JupyterHub; they are switched off
+# here so that the students' JupyterLab shows none of them. The command line still works.
 $(STAMP): pyproject.toml constraints.txt Makefile | $(VPY)
-	$(PIP) install -c constraints.txt -e '.[test]'
+	$(PIP) install -c constraints.txt -e '.[test,instructor]'
 	$(VPY) -m ipykernel install --sys-prefix --name $(KERNEL_NAME) --display-name "$(KERNEL_DISPLAY)"
+	$(VENV)/bin/jupyter server extension disable --sys-prefix $(NBGRADER_SERVER_EXTENSIONS) >/dev/null 2>&1
+	$(VENV)/bin/jupyter labextension disable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1
 	@touch $@

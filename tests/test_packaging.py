@@ -7,6 +7,7 @@ the pins must satisfy what pyproject.toml declares.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -108,7 +109,8 @@ def pinned_version(req: Requirement) -> Version:
 def declared_requirements() -> list[Requirement]:
     project = load_pyproject()["project"]
     reqs = [Requirement(r) for r in project["dependencies"]]
-    reqs += [Requirement(r) for r in project["optional-dependencies"]["test"]]
+    for extra in project["optional-dependencies"].values():
+        reqs += [Requirement(r) for r in extra]
     return reqs
 
 
@@ -145,11 +147,40 @@ def test_env_gets_python_packages_from_pip_only():
     assert conda == {"python", "pip"}, f"conda dependencies besides python and pip: {conda}"
 
 
-def test_the_makefile_installs_like_environment_yml():
+def test_the_makefile_installs_like_environment_yml_plus_nbgrader():
+    # environment.yml serves students (Binder); `make` also installs the `instructor` extra,
+    # so that `make test` and CI test the grading tools.
     makefile = (ROOT / "Makefile").read_text()
-    assert re.search(r"\$\(PIP\) install -c constraints\.txt -e '\.\[test\]'", makefile), (
-        "the Makefile must run `$(PIP) install -c constraints.txt -e '.[test]'`"
+    pattern = r"\$\(PIP\) install -c constraints\.txt -e '\.\[test,instructor\]'"
+    assert re.search(pattern, makefile), (
+        "the Makefile must run `$(PIP) install -c constraints.txt -e '.[test,instructor]'`"
     )
+    assert set(load_pyproject()["project"]["optional-dependencies"]) == {"test", "instructor"}
+
+
+def _makefile_variable(name: str) -> list[str]:
+    text = (ROOT / "Makefile").read_text().replace("\\\n", " ")
+    match = re.search(rf"^{name} := (.*)$", text, re.MULTILINE)
+    assert match, f"no {name} in the Makefile"
+    prefix = re.match(r"\$\(addprefix ([^,]+),(.*)\)$", match.group(1).strip())
+    return [prefix.group(1) + word for word in prefix.group(2).split()] if prefix else []
+
+
+def test_nbgrader_extensions_are_off_in_the_course_jupyterlab():
+    # `make` switches off nbgrader's server extensions and its JupyterLab menu: they need
+    # a course on a JupyterHub, and would only clutter the students' JupyterLab.
+    nbgrader = pytest.importorskip("nbgrader")
+    config = Path(sys.prefix) / "etc" / "jupyter"
+    enabled = {}
+    for path in sorted((config / "jupyter_server_config.d").glob("*.json")):
+        server = json.loads(path.read_text()).get("ServerApp", {})
+        enabled.update(server.get("jpserver_extensions", {}))
+    ours = {name for name in enabled if name.startswith("nbgrader.")}
+    assert ours and ours == set(_makefile_variable("NBGRADER_SERVER_EXTENSIONS"))
+    assert not any(enabled[name] for name in ours), "run `make install` (or see the Makefile)"
+    (lab,) = [path["dest"] for path in nbgrader._jupyter_labextension_paths()]
+    page_config = json.loads((config / "labconfig" / "page_config.json").read_text())
+    assert page_config["disabledExtensions"].get(lab) is True
 
 
 # --- pyproject.toml and constraints.txt ------------------------------------------------

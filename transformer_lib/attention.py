@@ -25,6 +25,11 @@ from transformer_lib._checks import (
 )
 
 
+def attention_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """The scaled scores Q Kᵀ / √d_k (§3.2.1): q (..., T, d_k), k (..., S, d_k) -> (..., T, S)."""
+    return q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., T, d_k) @ (..., d_k, S)
+
+
 def scaled_dot_product_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -51,7 +56,7 @@ def scaled_dot_product_attention(
     scores_shape = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.size(-2), k.size(-2))
     check_mask("mask", mask, scores_shape, "(..., T, S)", same_rank=False)
 
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., T, d_k) @ (..., d_k, S)
+    scores = attention_scores(q, k)  # (..., T, S)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
         # softmax over a row of only -inf is NaN: give such rows zeros instead

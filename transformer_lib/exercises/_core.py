@@ -1,18 +1,51 @@
-"""The machinery every exercise check shares: calling the student's function, checking
-the type, shape and dtype of its result, and naming the first known mistake it matches.
+"""The machinery every exercise check shares: calling the student's function, comparing
+its result with the library's, and naming the first known mistake it matches.
 
-A check builds its inputs with :func:`_generator` (seeded, on the CPU, never the global
-seed), calls the student's function through :func:`_call`, validates the result with
-:func:`_tensor`, compares it with :func:`_diagnose` and ends with :func:`_passed`.
+A check is declared with :func:`exercise`, which attaches the library's own answer
+(``check.reference``, a function with the student's signature) and the catalogue of known
+wrong answers (``check.mistakes``, :class:`Mistake`s: wrong code with the student's
+signature, and the hint it earns). The check builds its inputs with :func:`_generator`
+(seeded, on the CPU, never the global seed) and runs each case through :func:`_expect`:
+the student's function and the reference run on the same inputs; when they differ, each
+mistake runs on those inputs too, and the first whose result (or error) the student's
+equals gives its hint. ``tests/test_exercises.py`` runs every catalogue entry through its
+check and requires its own hint, so a hint that can never fire fails the tests.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
+import numpy as np
 import torch
 
-Mistakes = list[tuple[str, torch.Tensor]]  # (hint, wrong output) pairs: see the package docstring
+SEED = 1234  # the RNG seed every call of a student's function (or of a mistake) runs under
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known wrong answer: code with the student's signature, and the hint it earns.
+
+    ``fn`` is written the way tutorial code gets it wrong; ``hint`` says what is wrong and
+    what to change, in one or two sentences.
+    """
+
+    hint: str
+    fn: Callable
+
+
+def exercise(reference: Callable, mistakes: Sequence[Mistake]) -> Callable:
+    """Decorator for a check: attach the library's answer and the catalogue of mistakes."""
+
+    def attach(check: Callable) -> Callable:
+        check.reference = reference
+        check.mistakes = tuple(mistakes)
+        return check
+
+    return attach
+
 
 RTOL, ATOL = 1e-4, 1e-5
 SHAPE_HINT = "Hint: print the shapes of the tensors you combine."
@@ -39,17 +72,45 @@ def _name(fn) -> str:
     return f"`{name}`" if name and name != "<lambda>" else "your function"
 
 
-def _call(fn: Callable, *args, hints: tuple[tuple[str, str], ...] = ()):
-    """Call the student's function on copies of the inputs; its errors become short messages."""
+def _seeded_call(fn: Callable, args: tuple):
+    """``fn`` on copies of ``args``, under a fixed RNG seed that leaves the global one as it was.
+
+    The same seed for the student's call and each mistake's: dropout drops the same entries.
+    """
+    args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(SEED)
+        return fn(*args)
+
+
+def _raises_like(wrong: Callable, args: tuple, error: Exception) -> bool:
+    """Whether the known-wrong ``wrong`` raises the same error as the student's code did."""
+    try:
+        _seeded_call(wrong, args)
+    except Exception as other:  # a mistake that crashes: compare the two errors
+        return type(other) is type(error) and str(other) == str(error)
+    return False
+
+
+def _call(
+    fn: Callable,
+    *args,
+    hints: tuple[tuple[str, str], ...] = (),
+    mistakes: Sequence[Mistake] = (),
+):
+    """Call the student's function on copies of the inputs; its errors become short messages.
+
+    An error that a known mistake raises too gets that mistake's hint; else the first of
+    ``hints`` ((text in the message, hint) pairs) that matches.
+    """
     __tracebackhide__ = True
     if not callable(fn):
         raise ExerciseFailed(
             f"pass your function itself, e.g. check(my_function), not the "
             f"result of calling it; got {type(fn).__name__}."
         )
-    args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
     try:
-        return fn(*args)
+        return _seeded_call(fn, args)
     except NotImplementedError:
         raise ExerciseFailed(
             f"{_name(fn)} is not implemented yet: replace the "
@@ -58,11 +119,14 @@ def _call(fn: Callable, *args, hints: tuple[tuple[str, str], ...] = ()):
         ) from None
     except Exception as error:  # any bug in the student's code, reported briefly
         text = str(error)
-        extra = next((hint for key, hint in hints if key in text), "")
+        known = next((m.hint for m in mistakes if _raises_like(m.fn, args, error)), "")
+        extra = known or next((hint for key, hint in hints if key in text), "")
         if not extra and "view size is not compatible" in text:
             extra = TRANSPOSE_HINT
+        if extra and not extra.startswith("Hint:"):
+            extra = f"Hint: {extra}"
         raise ExerciseFailed(
-            f"{_name(fn)} raised {type(error).__name__}: {text} {extra}".strip()
+            f"{_name(fn)} raised {type(error).__name__}: {text.rstrip('.')}. {extra}".strip()
         ) from None
 
 
@@ -99,23 +163,11 @@ def _same(got: torch.Tensor, expected: torch.Tensor) -> bool:
     return torch.allclose(got.double(), expected.double(), rtol=RTOL, atol=ATOL, equal_nan=True)
 
 
-def _diagnose(
-    what: str,
-    got: torch.Tensor,
-    expected: torch.Tensor,
-    wrong: Callable[[], Mistakes] | None = None,
-    fallback: str = "",
-) -> None:
-    """Pass if ``got`` matches; else name the first known mistake it matches.
-
-    ``wrong`` builds the (hint, wrong value) pairs only when needed: right answers stay fast.
-    """
+def _diagnose(what: str, got: torch.Tensor, expected: torch.Tensor, fallback: str = "") -> None:
+    """Pass if ``got`` matches ``expected``; else say where they differ, then ``fallback``."""
     __tracebackhide__ = True
     if _same(got, expected):
         return
-    for hint, wrong_value in wrong() if wrong else []:
-        if _same(got, wrong_value.detach()):
-            raise ExerciseFailed(f"{what}: {hint}")
     if torch.isnan(got.double()).any() and not torch.isnan(expected.double()).any():
         raise ExerciseFailed(f"{what} contains NaN. {fallback}".strip())
     diff = (got.double() - expected.double()).abs().nan_to_num(float("inf"))
@@ -125,6 +177,88 @@ def _diagnose(
         f"{got[index].item():.4g}, expected {expected[index].item():.4g}. "
         f"{fallback}".strip()
     )
+
+
+def _same_result(got, expected) -> bool:
+    """Equal results: same structure, types, shapes and dtypes, values within tolerance."""
+    if isinstance(got, (tuple, list)) or isinstance(expected, (tuple, list)):
+        return (
+            type(got) is type(expected)
+            and len(got) == len(expected)
+            and all(_same_result(a, b) for a, b in zip(got, expected))
+        )
+    if isinstance(got, torch.Tensor) and isinstance(expected, torch.Tensor):
+        return got.dtype == expected.dtype and _same(got.detach().cpu(), expected.detach().cpu())
+    if isinstance(got, (int, float)) and isinstance(expected, (int, float)):
+        same_kind = isinstance(got, bool) == isinstance(expected, bool) and (
+            isinstance(got, float) == isinstance(expected, float)
+        )
+        if not same_kind:
+            return False
+        if isinstance(got, int):  # counts and flags compare exactly
+            return got == expected
+        return math.isclose(got, expected, rel_tol=RTOL, abs_tol=ATOL)
+    if isinstance(got, np.ndarray) and isinstance(expected, np.ndarray):
+        return (
+            got.dtype == expected.dtype
+            and got.shape == expected.shape
+            and np.allclose(got, expected, rtol=RTOL, atol=ATOL, equal_nan=True)
+        )
+    return type(got) is type(expected) and got == expected
+
+
+def _matching_mistake(got, mistakes: Sequence[Mistake], args: tuple) -> Mistake | None:
+    """The first mistake that, run on ``args``, gives the student's result ``got``."""
+    for mistake in mistakes:
+        try:
+            wrong = _seeded_call(mistake.fn, args)
+        except Exception:  # a mistake that crashes on these inputs matches no result
+            continue
+        if _same_result(got, wrong):
+            return mistake
+    return None
+
+
+def _expect(
+    what: str,
+    fn: Callable,
+    args: tuple,
+    reference: Callable,
+    mistakes: Sequence[Mistake] = (),
+    validate: Callable | None = None,
+    fallback: str = "",
+    hints: tuple[tuple[str, str], ...] = (),
+):
+    """One case of a check: ``fn(*args)`` must equal ``reference(*args)``; return the result.
+
+    When it does not, the first mistake giving the same result names the error; else
+    ``validate(got)`` (type, shape, dtype; it returns the tensor to compare) raises its
+    message, and the values are compared (see :func:`_diagnose`) with ``fallback`` added.
+    """
+    __tracebackhide__ = True
+    got = _call(fn, *args, hints=hints, mistakes=mistakes)
+    expected = _seeded_call(reference, args)
+    if _same_result(got, expected):
+        return got
+    mistake = _matching_mistake(got, mistakes, args)
+    if mistake is not None:
+        raise ExerciseFailed(f"{what}: {mistake.hint}")
+    compared = validate(got) if validate else got
+    if isinstance(compared, torch.Tensor) and isinstance(expected, torch.Tensor):
+        _diagnose(what, compared.detach().cpu(), expected.detach().cpu(), fallback=fallback)
+    raise ExerciseFailed(f"{what} differs from the reference. {fallback}".strip())
+
+
+def _number(expected: float, what: str, fallback: str) -> Callable:
+    """A ``validate`` for checks whose answer is one number: says what came and what was due."""
+
+    def validate(got) -> None:
+        __tracebackhide__ = True
+        if isinstance(got, bool) or not isinstance(got, (int, float)):
+            raise ExerciseFailed(f"{what} must be a number (float); got {type(got).__name__}.")
+        raise ExerciseFailed(f"{what}: you returned {got:.6g}, expected {expected:.6g}. {fallback}")
+
+    return validate
 
 
 def _passed(message: str) -> None:

@@ -7,11 +7,14 @@ from collections.abc import Callable
 from functools import partial
 
 import torch
+import torch.nn.functional as F
 
-from transformer_lib.exercises._core import Mistakes, _call, _diagnose, _generator, _passed, _tensor
+from transformer_lib.embeddings import TokenEmbedding
+from transformer_lib.exercises._core import Mistake, _expect, _generator, _passed, _tensor, exercise
 
 __all__ = ["check_embedding_lookup", "check_scaled_embedding"]
 
+# Crashes of one-hot code that no catalogue entry reproduces word for word.
 _ONE_HOT_HINTS = (
     (
         "shapes cannot be multiplied",
@@ -26,79 +29,122 @@ _ONE_HOT_HINTS = (
 )
 
 
+def _library_embedding(weight: torch.Tensor) -> TokenEmbedding:
+    """The library's ``TokenEmbedding`` holding ``weight`` (V, D)."""
+    V, D = weight.shape
+    module = TokenEmbedding(V, D)
+    with torch.no_grad():
+        module.embedding.weight.copy_(weight)
+    return module
+
+
+def _lookup(ids: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """The library's lookup: ``TokenEmbedding``'s table, before its √d_model scaling."""
+    with torch.no_grad():
+        return _library_embedding(weight).embedding(ids)  # (B, L) -> (B, L, D)
+
+
+def _scaled(ids: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """The library's ``TokenEmbedding``: lookup × √d_model (§3.4)."""
+    with torch.no_grad():
+        return _library_embedding(weight)(ids)  # (B, L) -> (B, L, D)
+
+
 def _embedding_inputs(seed: int, V: int, D: int) -> tuple[torch.Tensor, torch.Tensor]:
     g = _generator(seed)
     ids = torch.randint(0, V - 1, (2, 5), generator=g)  # never V - 1: one_hot needs num_classes
     return ids, torch.randn(V, D, generator=g)
 
 
+EMBEDDING_LOOKUP_MISTAKES = (
+    Mistake(
+        "this exercise is the plain lookup: leave out the √d_model scaling, it comes next.",
+        lambda ids, weight: F.one_hot(ids, weight.size(0)).float() @ weight * weight.size(1) ** 0.5,
+    ),
+    Mistake(
+        "F.one_hot(ids) without num_classes only makes max(ids) + 1 columns, fewer than the "
+        "weight's V rows: pass num_classes=weight.size(0).",
+        lambda ids, weight: F.one_hot(ids).float() @ weight,
+    ),
+    Mistake(
+        "num_classes is the vocabulary size weight.size(0) (one column per token), not the "
+        "embedding width weight.size(1).",
+        lambda ids, weight: F.one_hot(ids, weight.size(1)).float() @ weight,
+    ),
+    Mistake(
+        "F.one_hot returns int64 and the weight is float32: convert the one-hot with .float() "
+        "before multiplying.",
+        lambda ids, weight: F.one_hot(ids, weight.size(0)) @ weight,
+    ),
+    Mistake(
+        "that is the one-hot matrix (B, L, V): multiply it by the weight (V, D) to select the rows.",
+        lambda ids, weight: F.one_hot(ids, weight.size(0)).float(),
+    ),
+    Mistake(
+        "keep the weight's dtype, float32: convert the one-hot with .float(), not .double() "
+        "(and leave the weight as it is).",
+        lambda ids, weight: F.one_hot(ids, weight.size(0)).double() @ weight.double(),
+    ),
+)
+
+
+@exercise(_lookup, EMBEDDING_LOOKUP_MISTAKES)
 def check_embedding_lookup(fn: Callable) -> None:
     """fn(ids (B, L) int64, weight (V, D)) -> (B, L, D): row ids[b, l] of weight."""
     __tracebackhide__ = True
     ids, weight = _embedding_inputs(1, V=11, D=6)
-    got = _tensor(
-        _call(fn, ids, weight, hints=_ONE_HOT_HINTS),
+    _expect(
         "the embeddings",
-        (2, 5, 6),
-        "(B, L, D)",
-        shape_hints={
-            (2, 5, 11): "That is the one-hot matrix (B, L, V): multiply it by the weight (V, D)."
-        },
-    )
-    expected = weight[ids]  # (B, L) -> (B, L, D)
-    _diagnose(
-        "the embeddings",
-        got,
-        expected,
-        lambda: [
-            (
-                "this exercise is the plain lookup; the √d_model scaling comes next.",
-                expected * math.sqrt(6),
-            )
-        ],
-        "Row ids[b, l] of weight goes to out[b, l].",
+        fn,
+        (ids, weight),
+        _lookup,
+        EMBEDDING_LOOKUP_MISTAKES,
+        validate=partial(_tensor, what="the embeddings", shape=(2, 5, 6), letters="(B, L, D)"),
+        fallback="Row ids[b, l] of weight goes to out[b, l].",
+        hints=_ONE_HOT_HINTS,
     )
     _passed("embedding lookup: equals weight[ids] (one-hot × matrix selects rows).")
 
 
+SCALED_EMBEDDING_MISTAKES = (
+    Mistake(
+        "you forgot the scaling: multiply the looked-up vectors by √d_model (§3.4).",
+        lambda ids, weight: weight[ids],
+    ),
+    Mistake(
+        "divide → multiply: the paper multiplies the embeddings by √d_model.",
+        lambda ids, weight: weight[ids] / math.sqrt(weight.size(1)),
+    ),
+    Mistake(
+        "scale by the square root √d_model, not by d_model itself.",
+        lambda ids, weight: weight[ids] * weight.size(1),
+    ),
+    Mistake(
+        "d_model is the embedding width weight.size(1), not the vocabulary size weight.size(0).",
+        lambda ids, weight: weight[ids] * math.sqrt(weight.size(0)),
+    ),
+    Mistake(
+        "d_model is the embedding width weight.size(1), not the sequence length ids.size(1).",
+        lambda ids, weight: weight[ids] * math.sqrt(ids.size(1)),
+    ),
+)
+
+
+@exercise(_scaled, SCALED_EMBEDDING_MISTAKES)
 def check_scaled_embedding(fn: Callable) -> None:
     """fn(ids (B, L) int64, weight (V, D)) -> weight[ids] * √D   (§3.4)."""
     __tracebackhide__ = True
-    ids, weight = _embedding_inputs(2, V=9, D=16)
-    got = _tensor(
-        _call(fn, ids, weight, hints=_ONE_HOT_HINTS),
+    ids, weight = _embedding_inputs(2, V=9, D=16)  # √V = 3, √L ≈ 2.24, √D = 4, D = 16
+    _expect(
         "the scaled embeddings",
-        (2, 5, 16),
-        "(B, L, D)",
-    )
-    _diagnose(
-        "the scaled embeddings",
-        got,
-        weight[ids] * 4.0,
-        partial(scaled_embedding_mistakes, ids, weight),
+        fn,
+        (ids, weight),
+        _scaled,
+        SCALED_EMBEDDING_MISTAKES,
+        validate=partial(
+            _tensor, what="the scaled embeddings", shape=(2, 5, 16), letters="(B, L, D)"
+        ),
+        fallback="Look up row ids[b, l] of weight, then multiply by √d_model.",
+        hints=_ONE_HOT_HINTS,
     )
     _passed("scaled embedding: weight[ids] × √d_model.")
-
-
-def scaled_embedding_mistakes(ids: torch.Tensor, weight: torch.Tensor) -> Mistakes:
-    """Wrong scalings of the lookup: none, divided, × D, √V or √L instead of √D."""
-    V, D = weight.shape
-    L = ids.size(1)
-    lookup = weight[ids]  # (B, L) -> (B, L, D)
-    return [
-        ("you forgot the scaling: multiply the looked-up vectors by √d_model (§3.4).", lookup),
-        (
-            "divide → multiply: the paper multiplies the embeddings by √d_model.",
-            lookup / math.sqrt(D),
-        ),
-        ("scale by the square root √d_model, not by d_model itself.", lookup * D),
-        (
-            "d_model is the embedding width weight.size(1), not the vocabulary size "
-            "weight.size(0).",
-            lookup * math.sqrt(V),
-        ),
-        (
-            "d_model is the embedding width weight.size(1), not the sequence length ids.size(1).",
-            lookup * math.sqrt(L),
-        ),
-    ]

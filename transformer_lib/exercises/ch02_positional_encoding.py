@@ -2,36 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable
 from functools import partial
 
 import torch
 
 from transformer_lib.embeddings import sinusoidal_positional_encoding
-from transformer_lib.exercises._core import Mistakes, _call, _diagnose, _passed, _tensor
+from transformer_lib.exercises._core import Mistake, _expect, _passed, _tensor, exercise
 
 __all__ = ["check_positional_encoding", "check_pe_relative_shift"]
-
-
-def check_positional_encoding(fn: Callable) -> None:
-    """fn(max_len, d_model) -> (max_len, d_model) float32: sin on even, cos on odd columns."""
-    __tracebackhide__ = True
-    for max_len, d_model in ((50, 16), (7, 4)):
-        got = _tensor(
-            _call(fn, max_len, d_model),
-            "the table",
-            (max_len, d_model),
-            "(max_len, d_model)",
-            shape_hints={(d_model, max_len): "It looks transposed: one row per position."},
-        )
-        _diagnose(
-            "the table",
-            got,
-            sinusoidal_positional_encoding(max_len, d_model),
-            partial(positional_encoding_mistakes, max_len, d_model),
-            "PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(...).",
-        )
-    _passed("positional encoding: matches the paper's table (§3.5).")
 
 
 def _pe(
@@ -40,109 +21,196 @@ def _pe(
     *,
     swap: bool = False,
     concat: bool = False,
-    exponent: str = "2i",
+    two_i: bool = True,
     start: int = 0,
     multiply: bool = False,
+    dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
-    position = torch.arange(start, start + max_len, dtype=torch.float32)[:, None]  # (L, 1)
-    if exponent == "2i":
-        power = torch.arange(0, d_model, 2, dtype=torch.float32) / d_model  # (D/2,)
-    else:  # "i": forgot the factor 2
-        power = torch.arange(d_model // 2, dtype=torch.float32) / d_model
-    frequency = 10000.0**power
+    """A table the way tutorial code builds it, with one of the usual slips switched on."""
+    position = torch.arange(start, start + max_len, dtype=dtype)[:, None]  # (L, 1)
+    index = torch.arange(0, d_model, 2) if two_i else torch.arange(d_model // 2)  # (D/2,)
+    frequency = 10000.0 ** (index.to(dtype) / d_model)
     angle = position * frequency if multiply else position / frequency  # (L, D/2)
-    first, second = (
-        (torch.cos(angle), torch.sin(angle)) if swap else (torch.sin(angle), torch.cos(angle))
-    )
+    first, second = (angle.cos(), angle.sin()) if swap else (angle.sin(), angle.cos())
     if concat:
         return torch.cat([first, second], dim=1)  # (L, D/2) + (L, D/2) -> (L, D)
-    table = torch.empty(max_len, d_model)
-    table[:, 0::2], table[:, 1::2] = first, second
-    return table
+    return torch.stack([first, second], dim=-1).reshape(max_len, d_model)  # interleaved
 
 
 def _pe_own_frequency(max_len: int, d_model: int) -> torch.Tensor:
     """Every column j with its own exponent j/d_model instead of sharing one per pair."""
-    position = torch.arange(max_len, dtype=torch.float32)[:, None]
+    position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (L, 1)
     angle = position / 10000.0 ** (torch.arange(d_model, dtype=torch.float32) / d_model)
     return torch.where(torch.arange(d_model) % 2 == 0, torch.sin(angle), torch.cos(angle))
 
 
-def positional_encoding_mistakes(max_len: int, d_model: int) -> Mistakes:
-    """Wrong tables: swapped, concatenated, exponent i, per-column frequency, ×, from 1."""
-    return [
-        (
-            "sin and cos are swapped: even columns 2i hold sin, odd columns 2i+1 hold cos.",
-            _pe(max_len, d_model, swap=True),
-        ),
-        (
-            "that is the concatenated layout [sin | cos] (tensor2tensor); the paper interleaves: "
-            "table[:, 0::2] = sin, table[:, 1::2] = cos.",
-            _pe(max_len, d_model, concat=True),
-        ),
-        (
-            "the exponent is 2i/d_model where 2i is the even column index: build it with "
-            "torch.arange(0, d_model, 2), not torch.arange(d_model // 2).",
-            _pe(max_len, d_model, exponent="i"),
-        ),
-        (
-            "columns 2i and 2i+1 share one frequency 1/10000^(2i/d_model); you gave each column "
-            "its own.",
-            _pe_own_frequency(max_len, d_model),
-        ),
-        (
-            "divide the position by 10000^(2i/d_model); you multiplied.",
-            _pe(max_len, d_model, multiply=True),
-        ),
-        (
-            "positions start at 0: use torch.arange(max_len), not arange(1, max_len + 1).",
-            _pe(max_len, d_model, start=1),
-        ),
+def _pe_tensor2tensor(max_len: int, d_model: int) -> torch.Tensor:
+    """tensor2tensor's get_timing_signal_1d: exponent i / (d_model/2 - 1), [sin | cos]."""
+    half = d_model // 2
+    position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (L, 1)
+    increment = math.log(10000.0) / (half - 1)
+    angle = position * torch.exp(-increment * torch.arange(half, dtype=torch.float32))
+    return torch.cat([angle.sin(), angle.cos()], dim=1)  # (L, D/2) + (L, D/2) -> (L, D)
+
+
+POSITIONAL_ENCODING_MISTAKES = (
+    Mistake(
+        "sin and cos are swapped: even columns 2i hold sin, odd columns 2i+1 hold cos.",
+        partial(_pe, swap=True),
+    ),
+    Mistake(
+        "that is the concatenated layout [sin | cos]; the paper interleaves: "
+        "table[:, 0::2] = sin, table[:, 1::2] = cos.",
+        partial(_pe, concat=True),
+    ),
+    Mistake(
+        "that is tensor2tensor's table: concatenated [sin | cos] and exponent i/(d_model/2 - 1). "
+        "The paper interleaves (table[:, 0::2] = sin, table[:, 1::2] = cos) and uses the "
+        "exponent 2i/d_model.",
+        _pe_tensor2tensor,
+    ),
+    Mistake(
+        "the exponent is 2i/d_model where 2i is the even column index: build it with "
+        "torch.arange(0, d_model, 2), not torch.arange(d_model // 2).",
+        partial(_pe, two_i=False),
+    ),
+    Mistake(
+        "columns 2i and 2i+1 share one frequency 1/10000^(2i/d_model); you gave each column "
+        "its own: compute the angles once per pair, (max_len, d_model/2), and take sin and cos "
+        "of the same angles.",
+        _pe_own_frequency,
+    ),
+    Mistake(
+        "divide the position by 10000^(2i/d_model); you multiplied.",
+        partial(_pe, multiply=True),
+    ),
+    Mistake(
+        "positions start at 0: use torch.arange(max_len), not arange(1, max_len + 1).",
+        partial(_pe, start=1),
+    ),
+    Mistake(
+        "the table is transposed: one row per position, (max_len, d_model); broadcast "
+        "position[:, None] against the frequencies, not the other way round.",
+        lambda max_len, d_model: _pe(max_len, d_model).T,
+    ),
+    Mistake(
+        "return float32 like the library: build the positions with dtype=torch.float32, "
+        "not float64.",
+        partial(_pe, dtype=torch.float64),
+    ),
+)
+
+
+@exercise(sinusoidal_positional_encoding, POSITIONAL_ENCODING_MISTAKES)
+def check_positional_encoding(fn: Callable) -> None:
+    """fn(max_len, d_model) -> (max_len, d_model) float32: sin on even, cos on odd columns."""
+    __tracebackhide__ = True
+    for max_len, d_model in ((50, 16), (7, 4)):
+        _expect(
+            "the table",
+            fn,
+            (max_len, d_model),
+            sinusoidal_positional_encoding,
+            POSITIONAL_ENCODING_MISTAKES,
+            validate=partial(
+                _tensor,
+                what="the table",
+                shape=(max_len, d_model),
+                letters="(max_len, d_model)",
+            ),
+            fallback="PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(...).",
+        )
+    _passed("positional encoding: matches the paper's table (§3.5).")
+
+
+def _shift_from_table(offset: int, d_model: int) -> torch.Tensor:
+    """M with PE[pos + offset] = M @ PE[pos], read off the library's table.
+
+    Row ``offset`` of the table holds sin(offset·ω_i) and cos(offset·ω_i), the entries of
+    the 2×2 rotation of pair i (the angle-addition formulas).
+    """
+    row = sinusoidal_positional_encoding(offset + 1, d_model)[offset]  # (D,)
+    sin, cos = row[0::2], row[1::2]  # (D/2,) each
+    matrix = torch.zeros(d_model, d_model)
+    matrix[0::2, 0::2] = torch.diag(cos)  # new sin = cos·sin + sin·cos
+    matrix[0::2, 1::2] = torch.diag(sin)
+    matrix[1::2, 0::2] = torch.diag(-sin)  # new cos = -sin·sin + cos·cos
+    matrix[1::2, 1::2] = torch.diag(cos)
+    return matrix
+
+
+def _rotation(angle: torch.Tensor, sign: float = 1.0) -> torch.Tensor:
+    """Block-diagonal 2×2 rotations by ``angle`` (D/2,), as tutorial code writes them."""
+    blocks = [
+        torch.tensor([[math.cos(a), sign * math.sin(a)], [-sign * math.sin(a), math.cos(a)]])
+        for a in angle.tolist()
     ]
+    return torch.block_diag(*blocks)
 
 
+def _omega(d_model: int) -> torch.Tensor:
+    return 1.0 / 10000.0 ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+
+
+def _concatenated_blocks(offset: int, d_model: int) -> torch.Tensor:
+    """The rotation of pair i placed at rows/columns i and i + d_model/2 ([sin | cos] layout)."""
+    order = torch.cat([torch.arange(0, d_model, 2), torch.arange(1, d_model, 2)])  # sin, cos
+    return _rotation(offset * _omega(d_model))[order][:, order]  # (D, D), rows and columns
+
+
+PE_RELATIVE_SHIFT_MISTAKES = (
+    Mistake(
+        "your matrix shifts backwards, to pos - offset: flip the sign of the sin terms "
+        "(or transpose each 2×2 block).",
+        lambda offset, d_model: _rotation(offset * _omega(d_model), sign=-1.0),
+    ),
+    Mistake(
+        "the matrix must mix each (sin, cos) pair: a diagonal of cos(offset·ω) alone is "
+        "not enough, add the ±sin(offset·ω) terms.",
+        lambda offset, d_model: torch.diag(
+            torch.cos(offset / 10000.0 ** (torch.arange(d_model) // 2 * 2 / d_model))
+        ),
+    ),
+    Mistake(
+        "the rotation angle of pair i is offset·ω_i; you rotated by ω_i alone (a shift by 1).",
+        lambda offset, d_model: _rotation(_omega(d_model)),
+    ),
+    Mistake(
+        "the course's table interleaves: pair i sits at rows and columns 2i and 2i+1, not at "
+        "i and i + d_model/2 (that is the concatenated [sin | cos] layout).",
+        _concatenated_blocks,
+    ),
+)
+
+
+def _in_float32(fn: Callable) -> Callable:
+    """``fn`` with a float64 matrix result cast to float32: either precision is right here."""
+
+    @functools.wraps(fn)
+    def matrix(*args):
+        result = fn(*args)
+        is_double = isinstance(result, torch.Tensor) and result.dtype == torch.float64
+        return result.float() if is_double else result
+
+    return matrix
+
+
+@exercise(_shift_from_table, PE_RELATIVE_SHIFT_MISTAKES)
 def check_pe_relative_shift(fn: Callable) -> None:
     """fn(offset, d_model) -> M (d_model, d_model) with PE[pos + offset] == M @ PE[pos]."""
     __tracebackhide__ = True
+    student = _in_float32(fn) if callable(fn) else fn
     for offset, d_model in ((3, 8), (1, 4)):
-        got = _tensor(
-            _call(fn, offset, d_model), "the matrix", (d_model, d_model), "(d_model, d_model)"
-        )
-        expected = _pe_rotation(offset, d_model, 1.0)
-        _diagnose(
+        _expect(
             "the matrix",
-            got,
-            expected,
-            partial(pe_shift_mistakes, offset, d_model),
-            "Each (sin, cos) pair rotates by offset·ω_i: sin(a + b) = sin a cos b + "
+            student,
+            (offset, d_model),
+            _shift_from_table,
+            PE_RELATIVE_SHIFT_MISTAKES,
+            validate=partial(
+                _tensor, what="the matrix", shape=(d_model, d_model), letters="(d_model, d_model)"
+            ),
+            fallback="Each (sin, cos) pair rotates by offset·ω_i: sin(a + b) = sin a cos b + "
             "cos a sin b, cos(a + b) = cos a cos b - sin a sin b.",
         )
     _passed("relative shift: PE(pos + k) is a fixed rotation of PE(pos).")
-
-
-def _pe_rotation(offset: int, d_model: int, sign: float) -> torch.Tensor:
-    """The block-diagonal rotation by offset·ω_i; sign -1 shifts backwards."""
-    frequency = 1.0 / 10000.0 ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
-    cos, sin = torch.cos(offset * frequency), torch.sin(offset * frequency)
-    matrix = torch.zeros(d_model, d_model, dtype=torch.float64)
-    matrix[0::2, 0::2] = torch.diag(cos)
-    matrix[1::2, 1::2] = torch.diag(cos)
-    matrix[0::2, 1::2] = torch.diag(sign * sin)
-    matrix[1::2, 0::2] = torch.diag(-sign * sin)
-    return matrix.float()
-
-
-def pe_shift_mistakes(offset: int, d_model: int) -> Mistakes:
-    """Wrong shift matrices: the backwards rotation, a cos-only diagonal."""
-    return [
-        (
-            "your matrix shifts backwards, to pos - offset: flip the sign of the sin terms "
-            "(or transpose each 2×2 block).",
-            _pe_rotation(offset, d_model, -1.0),
-        ),
-        (
-            "the matrix must mix each (sin, cos) pair: a diagonal of cos(offset·ω) alone is "
-            "not enough, add the ±sin(offset·ω) terms.",
-            torch.diag(torch.cos(offset / 10000.0 ** (torch.arange(d_model) // 2 * 2 / d_model))),
-        ),
-    ]

@@ -1,39 +1,35 @@
-"""Notebook 04, masking: the causal, padding and target masks (bool, True = may attend)."""
+"""Notebook 04, masking: the causal, padding and target masks (bool, True = may attend).
+
+The expected answers are ``transformer_lib.masks``' own; the test batch holds right- and
+left-padded rows, so masking padded queries (rows) and padded keys (columns) differ.
+"""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from functools import partial
 
 import torch
 
+from transformer_lib import masks
 from transformer_lib.exercises._core import (
     ExerciseFailed,
-    Mistakes,
-    _call,
-    _diagnose,
+    Mistake,
+    _expect,
     _generator,
     _passed,
     _same,
     _tensor,
+    exercise,
 )
 
 __all__ = ["check_causal_mask", "check_padding_mask", "check_target_mask"]
 
 
-def _bool_mask(
-    got,
-    what: str,
-    expected: torch.Tensor,
-    shapes: tuple,
-    letters: str,
-    shape_hints: dict | None = None,
-) -> torch.Tensor:
-    """Accept any of ``shapes``; name a float or additive mask; return a bool tensor."""
+def _bool_mask(got, what: str, expected: torch.Tensor, letters: str, shape_hints=None):
+    """The generic diagnosis of a mask: shape, then a float, additive or other non-bool dtype."""
     __tracebackhide__ = True
-    if isinstance(got, torch.Tensor) and tuple(got.shape) in shapes[1:]:
-        got = got.reshape(shapes[0])
-    got = _tensor(got, what, shapes[0], letters, dtype=None, shape_hints=shape_hints)
+    got = _tensor(got, what, tuple(expected.shape), letters, None, shape_hints)
     if got.dtype != torch.bool:
         if _same(got, expected.float()):
             raise ExerciseFailed(
@@ -42,150 +38,270 @@ def _bool_mask(
             )
         if torch.isinf(got.double()).any():
             raise ExerciseFailed(
-                f"{what}: that is an additive float mask (0 / -inf, the "
-                "nn.Transformer convention); here masks are torch.bool, "
-                "True = may attend."
+                f"{what}: that is an additive float mask (0 / -inf, the nn.Transformer "
+                "convention); here masks are torch.bool, True = may attend."
             )
         raise ExerciseFailed(f"wrong dtype: {what} must be torch.bool; got {got.dtype}.")
     return got
 
 
+def _reshaped(fn: Callable, shape: tuple, accepted: tuple = (), broadcast: bool = False):
+    """``fn`` whose tensor result, in one of the ``accepted`` layouts, comes back as ``shape``.
+
+    ``broadcast``: any result that broadcasts to ``shape`` (a smaller mask that is right
+    would have to be the same everywhere, which a right target mask never is).
+    """
+
+    @functools.wraps(fn)
+    def shaped(*args):
+        got = fn(*args)
+        if isinstance(got, torch.Tensor) and tuple(got.shape) in accepted:
+            return got.reshape(shape)
+        if broadcast and isinstance(got, torch.Tensor) and got.dim() <= len(shape):
+            try:
+                return torch.broadcast_to(got, shape)
+            except RuntimeError:
+                return got
+        return got
+
+    return shaped if callable(fn) else fn
+
+
+def _positions(size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(query t as a column (T, 1), key s as a row (1, T)): the exercise's own terms."""
+    positions = torch.arange(size)
+    return positions[:, None], positions[None, :]
+
+
+def _compare(op: Callable, size: int) -> torch.Tensor:
+    t, s = _positions(size)
+    return op(s, t)  # (1, T) vs (T, 1) -> (T, T)
+
+
+CAUSAL_MASK_MISTAKES = (
+    Mistake(
+        "your mask is inverted: True must mean 'may attend', i.e. key s <= query t (the past "
+        "and the position itself); you marked the future s > t.",
+        lambda size: _compare(torch.gt, size),
+    ),
+    Mistake(
+        "diagonal excluded: a position may attend to itself, so compare key s <= query t "
+        "with `<=`, not `<`.",
+        lambda size: _compare(torch.lt, size),
+    ),
+    Mistake(
+        "that is the upper triangle (key s >= query t): query t would see the future. Rows "
+        "are queries (positions[:, None]), columns keys (positions[None, :]): key <= query.",
+        lambda size: _compare(torch.ge, size),
+    ),
+    Mistake(
+        "nothing is masked: query t must not see the keys s > t after it.",
+        lambda size: torch.ones(size, size, dtype=torch.bool),
+    ),
+    Mistake(
+        "the pattern is right but the mask is a float 0/1 tensor: masks are torch.bool "
+        "(dtype torch.float32 is wrong); a comparison like key <= query already gives bool.",
+        lambda size: _compare(torch.le, size).float(),
+    ),
+    Mistake(
+        "that is nn.Transformer's additive float mask (0 allowed, -inf blocked, as from "
+        "generate_square_subsequent_mask); here masks are torch.bool, True = may attend.",
+        lambda size: torch.triu(torch.full((size, size), float("-inf")), 1),
+    ),
+)
+
+
+@exercise(masks.causal_mask, CAUSAL_MASK_MISTAKES)
 def check_causal_mask(fn: Callable) -> None:
     """fn(T) -> bool mask (T, T) or (1, 1, T, T), True where query t may see key s (s <= t)."""
     __tracebackhide__ = True
     for size in (5, 1):
-        expected = torch.tril(torch.ones(size, size, dtype=torch.bool))
-        shapes = ((size, size), (1, size, size), (1, 1, size, size))
-        got = _bool_mask(_call(fn, size), f"causal_mask({size})", expected, shapes, "(T, T)")
-        _diagnose(f"causal_mask({size})", got, expected, partial(causal_mask_mistakes, size))
+        shape = (1, 1, size, size)
+        _expect(
+            f"causal_mask({size})",
+            _reshaped(fn, shape, accepted=((size, size), (1, size, size))),
+            (size,),
+            masks.causal_mask,
+            [
+                Mistake(m.hint, _reshaped(m.fn, shape, ((size, size),)))
+                for m in CAUSAL_MASK_MISTAKES
+            ],
+            validate=lambda got, size=size: _bool_mask(
+                got, f"causal_mask({size})", masks.causal_mask(size), "(T, T) or (1, 1, T, T)"
+            ),
+        )
     _passed("causal mask: each position sees itself and the past, never the future.")
 
 
-def causal_mask_mistakes(size: int) -> Mistakes:
-    """Wrong causal masks: inverted, diagonal excluded, upper triangle, nothing masked."""
-    ones = torch.ones(size, size, dtype=torch.bool)
-    return [
-        (
-            "your mask is inverted: True must mean 'may attend', so the lower triangle "
-            "(the past and the position itself) is True.",
-            ~torch.tril(ones),
-        ),
-        (
-            "diagonal excluded: a position may attend to itself, so keep the diagonal: "
-            "torch.tril(ones) (diagonal=0), not tril(ones, diagonal=-1).",
-            torch.tril(ones, -1),
-        ),
-        (
-            "that is the upper triangle: position t would see the future. Use torch.tril.",
-            torch.triu(ones),
-        ),
-        ("nothing is masked: position t must not see positions after t.", ones),
-    ]
+def _padded_tokens(seed: int, pad_id: int) -> torch.Tensor:
+    """(4, 6) ids: right-padded to length 3, left-padded by 2, full, right-padded to 5.
 
-
-def _padded_tokens(seed: int, pad_id: int = 0) -> torch.Tensor:
-    """(3, 6) ids with rows of length 3, 5 and 6; id 0 is a real token when pad_id != 0."""
+    Id 0 is a real token when pad_id != 0.
+    """
     g = _generator(seed)
-    tokens = torch.randint(4, 20, (3, 6), generator=g)
-    tokens[0, 3:], tokens[1, 5:] = pad_id, pad_id
+    tokens = torch.randint(4, 20, (4, 6), generator=g)  # never 0..3: no accidental pad
+    tokens[0, 3:], tokens[1, :2], tokens[3, 5:] = pad_id, pad_id, pad_id
     if pad_id:
         tokens[2, 0] = 0
     return tokens
 
 
+def _keys(tokens, pad_id):
+    return (tokens != pad_id)[:, None, None, :]  # (B, S) -> (B, 1, 1, S)
+
+
+def _queries(tokens, pad_id):
+    return (tokens != pad_id)[:, None, :, None]  # (B, S) -> (B, 1, S, 1)
+
+
+def _square(tokens):
+    return (tokens.size(0), 1, tokens.size(1), tokens.size(1))  # (B, 1, S, S)
+
+
+NOT_QUERIES = (
+    "A padded query's output is never used, and masking its row leaves it nothing to attend "
+    "to (NaN after a plain softmax, which spreads to the next layer)."
+)
+PADDING_MASK_MISTAKES = (
+    Mistake(
+        "your mask is inverted: True must mean 'may attend', i.e. tokens != pad_id.",
+        lambda t, p: (t == p)[:, None, None, :],
+    ),
+    Mistake("use the pad_id argument, not a hard-coded 0.", lambda t, p: _keys(t, 0)),
+    Mistake(
+        "that is PyTorch's key_padding_mask, (B, S) and True at the pads (= blocked). Here "
+        "True means may attend, shaped (B, 1, 1, S): (tokens != pad_id)[:, None, None, :].",
+        lambda t, p: t == p,
+    ),
+    Mistake(
+        "add the head and query axes: mask[:, None, None, :] -> (B, 1, 1, S), so the mask "
+        "broadcasts against the scores (B, H, T, S).",
+        lambda t, p: t != p,
+    ),
+    Mistake(
+        "(B, 1, S) lines the batch up with the head axis of the scores (B, H, T, S): add "
+        "both size-1 axes, mask[:, None, None, :] -> (B, 1, 1, S).",
+        lambda t, p: (t != p)[:, None, :],
+    ),
+    Mistake(
+        "that masks padded queries (rows), not padded keys (columns): (B, 1, S, 1). Put the "
+        "S axis last, (B, 1, 1, S). " + NOT_QUERIES,
+        _queries,
+    ),
+    Mistake(
+        "that masks whole rows (padded queries), not columns (padded keys). Mask keys only, "
+        "with the S axis last: (B, 1, 1, S). " + NOT_QUERIES,
+        lambda t, p: _queries(t, p).expand(_square(t)),
+    ),
+    Mistake(
+        "you masked padded queries as well as keys, (B, 1, S, S): mask keys only, "
+        "(tokens != pad_id)[:, None, None, :] -> (B, 1, 1, S). " + NOT_QUERIES,
+        lambda t, p: _keys(t, p) & _queries(t, p),
+    ),
+    Mistake(
+        "(B, S, S) masks padded queries as well as keys and has no head axis: mask keys "
+        "only, (tokens != pad_id)[:, None, None, :] -> (B, 1, 1, S). " + NOT_QUERIES,
+        lambda t, p: (t != p)[:, None, :] & (t != p)[:, :, None],
+    ),
+    Mistake(
+        "that is the get_attn_pad_mask of many tutorials: True at the pads (blocked), "
+        "expanded to (B, S, S). Here True means may attend and the mask keeps size-1 axes: "
+        "(tokens != pad_id)[:, None, None, :] -> (B, 1, 1, S).",
+        lambda t, p: (t == p)[:, None, :].expand(t.size(0), t.size(1), t.size(1)),
+    ),
+    Mistake(
+        "right values, but keep the query axis of size 1: (B, 1, 1, S) broadcasts against any "
+        "number of queries T (cross-attention has T != S); don't expand it to (B, 1, S, S).",
+        lambda t, p: _keys(t, p).expand(_square(t)),
+    ),
+)
+
+
+@exercise(masks.padding_mask, PADDING_MASK_MISTAKES)
 def check_padding_mask(fn: Callable) -> None:
     """fn(tokens (B, S), pad_id) -> bool (B, 1, 1, S), True at real (non-pad) tokens."""
     __tracebackhide__ = True
-    missing_axes = "Add the head and query axes: mask[:, None, None, :] -> (B, 1, 1, S)."
-    keys_last = "Padding masks keys: the S axis goes last, (B, 1, 1, S)."
-    shape_hints = {
-        (3, 6): missing_axes,
-        (3, 1, 6): missing_axes,
-        (3, 6, 1, 1): keys_last,
-        (3, 1, 6, 1): keys_last,
-    }
     for pad_id in (0, 3):
         tokens = _padded_tokens(6, pad_id)
-        expected = (tokens != pad_id)[:, None, None, :]  # (B, S) -> (B, 1, 1, S)
         what = f"padding_mask(tokens, pad_id={pad_id})"
-        got = _bool_mask(
-            _call(fn, tokens, pad_id), what, expected, ((3, 1, 1, 6),), "(B, 1, 1, S)", shape_hints
+        _expect(
+            what,
+            fn,
+            (tokens, pad_id),
+            masks.padding_mask,
+            PADDING_MASK_MISTAKES,
+            validate=lambda got, tokens=tokens, pad_id=pad_id, what=what: _bool_mask(
+                got,
+                what,
+                masks.padding_mask(tokens, pad_id),
+                "(B, 1, 1, S)",
+                {(4, 6, 1, 1): "Padding masks keys: the S axis goes last, (B, 1, 1, S)."},
+            ),
         )
-        _diagnose(what, got, expected, partial(padding_mask_mistakes, tokens, pad_id))
     _passed("padding mask: real tokens True, <pad> False, shaped (B, 1, 1, S).")
 
 
-def padding_mask_mistakes(tokens: torch.Tensor, pad_id: int) -> Mistakes:
-    """Wrong padding masks: inverted, hard-coded pad 0, queries masked instead of keys."""
-    key_mask = tokens != pad_id  # (B, S)
-    return [
-        (
-            "your mask is inverted: True must mean 'may attend', i.e. tokens != pad_id.",
-            (tokens == pad_id)[:, None, None, :],
-        ),
-        ("use the pad_id argument, not a hard-coded 0.", (tokens != 0)[:, None, None, :]),
-        (
-            "padding is a property of the keys: the S axis goes last, (B, 1, 1, S), so it masks "
-            "columns of the (T, S) scores.",
-            key_mask[:, None, :, None],
-        ),
-    ]
+def _causal(tgt):
+    return masks.causal_mask(tgt.size(1))  # (1, 1, T, T)
 
 
+TARGET_MASK_MISTAKES = (
+    Mistake(
+        "that is the causal mask alone: AND it with the padding mask (B, 1, 1, T) so padded "
+        "keys are blocked too.",
+        lambda t, p: _causal(t),
+    ),
+    Mistake(
+        "that is the padding mask alone: AND it with the causal mask (1, 1, T, T) so the "
+        "future is blocked too.",
+        lambda t, p: _keys(t, p),
+    ),
+    Mistake(
+        "combine with AND (&): a key must be both in the past and not padding; OR lets too "
+        "much through.",
+        lambda t, p: _causal(t) | _keys(t, p),
+    ),
+    Mistake(
+        "your mask is inverted: True must mean 'may attend' (a past, non-pad key).",
+        lambda t, p: ~(_causal(t) & _keys(t, p)),
+    ),
+    Mistake(
+        "diagonal excluded: position t may attend to itself; the causal part is key s <= query t.",
+        lambda t, p: _keys(t, p) & torch.tril(torch.ones(t.size(1), t.size(1)), -1).bool(),
+    ),
+    Mistake("use the pad_id argument, not a hard-coded 0.", lambda t, p: masks.target_mask(t, 0)),
+    Mistake(
+        "you masked padded queries (rows) instead of padded keys (columns): the padding part "
+        "is (tgt != pad_id)[:, None, None, :], shape (B, 1, 1, T).",
+        lambda t, p: _causal(t) & _queries(t, p),
+    ),
+    Mistake(
+        "you masked the padded query rows as well as the keys: mask keys only, padding (B, 1, "
+        "1, T) & causal (1, 1, T, T). " + NOT_QUERIES,
+        lambda t, p: _causal(t) & _keys(t, p) & _queries(t, p),
+    ),
+)
+
+
+@exercise(masks.target_mask, TARGET_MASK_MISTAKES)
 def check_target_mask(fn: Callable) -> None:
     """fn(tgt (B, T), pad_id) -> bool (B, 1, T, T): causal AND not padding (keys)."""
     __tracebackhide__ = True
-    tgt = _padded_tokens(7)
-    causal = torch.tril(torch.ones(6, 6, dtype=torch.bool))[None, None]  # (1, 1, T, T)
-    expected = (tgt != 0)[:, None, None, :] & causal  # (B, 1, 1, T) & (1, 1, T, T)
-    shape_hints = {
-        (1, 1, 6, 6): "That is the causal mask alone; combine it with the padding mask "
-        "(B, 1, 1, T) using & -> (B, 1, T, T).",
-        (3, 1, 1, 6): "That is the padding mask alone; combine it with the causal mask "
-        "(1, 1, T, T) using & -> (B, 1, T, T).",
-        (3, 6, 6): "Keep the head axis: (B, 1, T, T).",
-    }
-    got = _bool_mask(
-        _call(fn, tgt, 0),
-        "target_mask(tgt, 0)",
-        expected,
-        ((3, 1, 6, 6),),
-        "(B, 1, T, T)",
-        shape_hints,
-    )
-    _diagnose("target_mask(tgt, 0)", got, expected, partial(target_mask_mistakes, tgt, 0))
-    _passed("target mask: causal AND padding, shaped (B, 1, T, T).")
-
-
-def target_mask_mistakes(tgt: torch.Tensor, pad_id: int) -> Mistakes:
-    """Wrong target masks: causal only, padding only, OR, padded query rows masked."""
-    T = tgt.size(1)
-    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]  # (1, 1, T, T)
-    keys = (tgt != pad_id)[:, None, None, :]  # (B, 1, 1, T)
-    queries = (tgt != pad_id)[:, None, :, None]  # (B, 1, T, 1)
-    shape = (tgt.size(0), 1, T, T)
-    return [
-        (
-            "only the causal part: also block the padded keys (AND with the padding mask).",
-            causal.expand(shape),
-        ),
-        (
-            "only the padding part: also block the future (AND with the causal mask).",
-            keys.expand(shape),
-        ),
-        (
-            "combine with AND (&): a key must be both in the past and not padding; OR lets "
-            "too much through.",
-            (causal | keys).expand(shape),
-        ),
-        (
-            "mask padded keys (columns), not padded queries (rows): padding_mask goes to "
-            "(B, 1, 1, T).",
-            (causal & queries).expand(shape),
-        ),
-        (
-            "mask only the padded keys: masking the padded query rows too leaves fully masked "
-            "rows (NaN after softmax).",
-            (causal & keys & queries).expand(shape),
-        ),
-    ]
+    for pad_id in (0, 3):
+        tgt = _padded_tokens(7, pad_id)
+        shape, what = (4, 1, 6, 6), f"target_mask(tgt, pad_id={pad_id})"
+        _expect(
+            what,
+            _reshaped(fn, shape, broadcast=True),
+            (tgt, pad_id),
+            masks.target_mask,
+            [Mistake(m.hint, _reshaped(m.fn, shape, broadcast=True)) for m in TARGET_MASK_MISTAKES],
+            validate=lambda got, tgt=tgt, pad_id=pad_id, what=what: _bool_mask(
+                got,
+                what,
+                masks.target_mask(tgt, pad_id),
+                "(B, 1, T, T)",
+                {(4, 6, 6): "Keep the head axis: (B, 1, T, T)."},
+            ),
+        )
+    _passed("target mask: causal AND padding (keys only), shaped (B, 1, T, T).")

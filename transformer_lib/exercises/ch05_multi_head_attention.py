@@ -1,4 +1,8 @@
-"""Notebook 05, multi-head attention: splitting and merging heads, counting parameters (§3.2.2)."""
+"""Notebook 05, multi-head attention: splitting and merging heads, counting parameters (§3.2.2).
+
+The whole layer, checked against ``nn.MultiheadAttention``, is in
+:mod:`~transformer_lib.exercises.ch05_attention_layer`.
+"""
 
 from __future__ import annotations
 
@@ -8,128 +12,182 @@ from functools import partial
 
 import torch
 
+from transformer_lib.attention import MultiHeadAttention
 from transformer_lib.exercises._core import (
-    TRANSPOSE_HINT,
     ExerciseFailed,
-    Mistakes,
-    _call,
-    _diagnose,
+    Mistake,
+    _expect,
     _generator,
     _passed,
     _tensor,
+    exercise,
 )
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_mha_parameter_count"]
 
 
+def _library_layer(d_model: int, n_heads: int) -> MultiHeadAttention:
+    """The library's layer on the meta device: its shapes and methods, no weights to draw."""
+    with torch.device("meta"):
+        return MultiHeadAttention(d_model, n_heads)
+
+
+def _split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """The library's ``MultiHeadAttention.split_heads``: (B, L, D) -> (B, H, L, Dh)."""
+    return _library_layer(x.size(-1), n_heads).split_heads(x)
+
+
+def _merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """The library's ``MultiHeadAttention.merge_heads``: (B, H, L, Dh) -> (B, L, D)."""
+    B, H, L, Dh = x.shape
+    return _library_layer(H * Dh, H).merge_heads(x)
+
+
+def _parameter_count(d_model: int, n_heads: int) -> int:
+    """The number of parameters of the library's ``MultiHeadAttention(d_model, n_heads)``."""
+    return sum(p.numel() for p in _library_layer(d_model, n_heads).parameters())
+
+
+SPLIT_HEADS_MISTAKES = (
+    Mistake(
+        "heads split with the wrong view: x.view(B, n_heads, L, Dh) has the right shape but "
+        "mixes positions. Cut each position's D features into heads first, "
+        "x.view(B, L, n_heads, Dh), then .transpose(1, 2).",
+        lambda x, h: x.view(x.size(0), h, x.size(1), -1),
+    ),
+    Mistake(
+        "you forgot .transpose(1, 2): x.view(B, L, n_heads, Dh) is (B, L, H, Dh); the head "
+        "axis must come second, (B, H, L, Dh).",
+        lambda x, h: x.view(x.size(0), x.size(1), h, -1),
+    ),
+    Mistake(
+        "features cut in the wrong order: view(B, L, n_heads, Dh) gives head h the contiguous "
+        "slice h*Dh:(h+1)*Dh; view(B, L, Dh, n_heads) interleaves the heads.",
+        lambda x, h: x.view(*x.shape[:2], -1, h).permute(0, 3, 1, 2),
+    ),
+    Mistake(
+        "that is (B, H, Dh, L), the layout of Kᵀ: split_heads returns (B, H, L, Dh); use "
+        ".transpose(1, 2) and leave the last two axes in place.",
+        lambda x, h: x.view(x.size(0), x.size(1), h, -1).permute(0, 2, 3, 1),
+    ),
+)
+
+
+@exercise(_split_heads, SPLIT_HEADS_MISTAKES)
 def check_split_heads(fn: Callable) -> None:
     """fn(x (B, L, D), n_heads) -> (B, H, L, Dh) with Dh = D / H."""
     __tracebackhide__ = True
     x = torch.randn(2, 5, 12, generator=_generator(8))
     for n_heads in (3, 4):
-        Dh = 12 // n_heads
-        got = _tensor(
-            _call(fn, x, n_heads),
-            f"split_heads(x, n_heads={n_heads})",
-            (2, n_heads, 5, Dh),
-            "(B, H, L, Dh)",
-            shape_hints={
-                (2, 5, n_heads, Dh): "You forgot .transpose(1, 2): (B, L, H, Dh) -> (B, H, L, Dh)."
-            },
+        what = f"split_heads(x, n_heads={n_heads})"
+        _expect(
+            what,
+            fn,
+            (x, n_heads),
+            _split_heads,
+            SPLIT_HEADS_MISTAKES,
+            validate=partial(
+                _tensor, what=what, shape=(2, n_heads, 5, 12 // n_heads), letters="(B, H, L, Dh)"
+            ),
+            fallback="Head h must hold features h*Dh:(h+1)*Dh of every position.",
         )
-        expected = x.view(2, 5, n_heads, Dh).transpose(1, 2)  # (B, L, H, Dh) -> (B, H, L, Dh)
-        _diagnose(
-            f"split_heads(x, n_heads={n_heads})",
-            got,
-            expected,
-            partial(split_heads_mistakes, x, n_heads),
-        )
-    _passed("split heads: x.view(B, L, H, Dh).transpose(1, 2).")
+    _passed("split heads: each head holds its own slice of every position's features.")
 
 
-def split_heads_mistakes(x: torch.Tensor, n_heads: int) -> Mistakes:
-    """Wrong splits: view(B, H, L, Dh) without transpose, features cut in (Dh, H) order."""
-    B, L, D = x.shape
-    Dh = D // n_heads
-    return [
-        (
-            "heads split with the wrong view: x.view(B, n_heads, L, Dh) mixes positions. Cut "
-            "each position's D features into heads first, x.view(B, L, n_heads, Dh), then "
-            ".transpose(1, 2).",
-            x.reshape(B, n_heads, L, Dh),
-        ),
-        (
-            "features cut in the wrong order: view(B, L, n_heads, Dh) gives head h the "
-            "contiguous slice h*Dh:(h+1)*Dh; view(B, L, Dh, n_heads) interleaves them.",
-            x.reshape(B, L, Dh, n_heads).permute(0, 3, 1, 2),
-        ),
-    ]
+MERGE_HEADS_MISTAKES = (
+    Mistake(
+        "transpose(1, 2) back to (B, L, H, Dh) before reshaping to (B, L, D); reshaping "
+        "(B, H, L, Dh) directly mixes positions.",
+        lambda x: x.reshape(x.size(0), x.size(2), -1),
+    ),
+    Mistake(
+        "after .transpose() a tensor is not contiguous, so .view(...) refuses: use "
+        ".reshape(B, L, D) (or .contiguous().view(B, L, D)).",
+        lambda x: x.transpose(1, 2).view(x.size(0), x.size(2), -1),
+    ),
+    Mistake(
+        "concatenate head after head: the D features must be ordered (H, Dh), i.e. "
+        "x.transpose(1, 2).reshape(B, L, D), not (Dh, H).",
+        lambda x: x.permute(0, 2, 3, 1).reshape(x.size(0), x.size(2), -1),
+    ),
+    Mistake(
+        "that is (B, L, H, Dh): now flatten the last two axes, .reshape(B, L, H * Dh).",
+        lambda x: x.transpose(1, 2),
+    ),
+)
 
 
+@exercise(_merge_heads, MERGE_HEADS_MISTAKES)
 def check_merge_heads(fn: Callable) -> None:
     """fn(x (B, H, L, Dh)) -> (B, L, D) with D = H * Dh: the inverse of split_heads."""
     __tracebackhide__ = True
     x = torch.randn(2, 3, 5, 4, generator=_generator(9))
-    got = _tensor(
-        _call(fn, x, hints=(("view size", TRANSPOSE_HINT),)),
+    _expect(
         "merge_heads(x)",
-        (2, 5, 12),
-        "(B, L, D)",
-        shape_hints={(2, 5, 3, 4): "Now reshape (B, L, H, Dh) to (B, L, H * Dh)."},
+        fn,
+        (x,),
+        _merge_heads,
+        MERGE_HEADS_MISTAKES,
+        validate=partial(_tensor, what="merge_heads(x)", shape=(2, 5, 12), letters="(B, L, D)"),
+        fallback="The heads must come back side by side: features h*Dh:(h+1)*Dh are head h.",
     )
-    expected = x.transpose(1, 2).reshape(2, 5, 12)  # (B, H, L, Dh) -> (B, L, D)
-    _diagnose("merge_heads(x)", got, expected, partial(merge_heads_mistakes, x))
-    _passed("merge heads: x.transpose(1, 2).reshape(B, L, D).")
+    _passed("merge heads: the heads concatenated feature-wise, the inverse of the split.")
 
 
-def merge_heads_mistakes(x: torch.Tensor) -> Mistakes:
-    """Wrong merges: reshape without transpose, features ordered (Dh, H)."""
-    B, H, L, Dh = x.shape
-    return [
-        (
-            "transpose(1, 2) back to (B, L, H, Dh) before reshaping to (B, L, D); reshaping "
-            "(B, H, L, Dh) directly mixes positions.",
-            x.reshape(B, L, H * Dh),
-        ),
-        (
-            "concatenate head after head: the D features must be ordered (H, Dh), i.e. "
-            "x.transpose(1, 2).reshape(B, L, D).",
-            x.permute(0, 2, 3, 1).reshape(B, L, H * Dh),
-        ),
-    ]
+def _one_head(d: int, h: int) -> int:
+    return 4 * (d * (d // h) + d // h)  # W^Q, W^K, W^V, W^O as if one head had them all
 
 
+MHA_PARAMETER_COUNT_MISTAKES = (
+    Mistake(
+        "count the biases too: each of the 4 nn.Linear(D, D) layers has D of them.",
+        lambda d, h: 4 * d * d,
+    ),
+    Mistake(
+        "there are 4 projections: W^Q, W^K, W^V and the output W^O.",
+        lambda d, h: 3 * (d * d + d),
+    ),
+    Mistake(
+        "the heads share the D×D matrices: H heads of width D/H together have D×D per "
+        "projection, so n_heads does not change the count.",
+        lambda d, h: h * 4 * (d * d + d),
+    ),
+    Mistake(
+        "that is one head's share (D × D/H per projection): the H heads together fill D × D, "
+        "so multiply back by n_heads.",
+        _one_head,
+    ),
+    Mistake(
+        "return an int: a parameter count is a whole number (use // or int(...), not /).",
+        lambda d, h: 4.0 * (d * d + d),
+    ),
+)
+
+
+def _count(got, expected: int, what: str):
+    """Explain a wrong count: not an int, or another number."""
+    if isinstance(got, torch.Tensor) and got.numel() == 1:
+        raise ExerciseFailed(f"{what}: return a Python int; call .item() on your tensor.")
+    if not isinstance(got, numbers.Integral) or isinstance(got, bool):
+        raise ExerciseFailed(f"{what}: return an int; got {type(got).__name__} {got!r}.")
+    raise ExerciseFailed(
+        f"{what}: you counted {got:,}; expected {expected:,}. Count the weights and biases of "
+        "W^Q, W^K, W^V and W^O."
+    )
+
+
+@exercise(_parameter_count, MHA_PARAMETER_COUNT_MISTAKES)
 def check_mha_parameter_count(fn: Callable) -> None:
     """fn(d_model, n_heads) -> int: parameters of MultiHeadAttention with biases."""
     __tracebackhide__ = True
     for d_model, n_heads in ((512, 8), (128, 4)):
-        got = _call(fn, d_model, n_heads)
-        if isinstance(got, torch.Tensor) and got.numel() == 1:
-            got = got.item()
-        if not isinstance(got, numbers.Integral) or isinstance(got, bool):
-            raise ExerciseFailed(f"return an int; got {type(got).__name__} {got!r}.")
-        expected = 4 * (d_model * d_model + d_model)
-        if got != expected:
-            hint = next(
-                (h for h, n in mha_parameter_count_mistakes(d_model, n_heads) if n == got),
-                "Count weights and biases of W^Q, W^K, W^V and W^O.",
-            )
-            raise ExerciseFailed(
-                f"for d_model={d_model}, n_heads={n_heads} you counted {got:,}"
-                f"; expected {expected:,}. {hint}"
-            )
-    _passed("parameter count: 4 (D² + D), whatever the number of heads.")
-
-
-def mha_parameter_count_mistakes(d_model: int, n_heads: int) -> list[tuple[str, int]]:
-    """Wrong counts: no biases, no W^O, × n_heads."""
-    D = d_model
-    return [
-        ("count the biases too: each of the 4 nn.Linear(D, D) layers has D of them.", 4 * D * D),
-        ("there are 4 projections: W^Q, W^K, W^V and the output W^O.", 3 * (D * D + D)),
-        (
-            "the heads share the D×D matrices: H heads of width D/H together have D×D per "
-            "projection, so n_heads does not change the count.",
-            n_heads * 4 * (D * D + D),
-        ),
-    ]
+        what = f"for d_model={d_model}, n_heads={n_heads}"
+        _expect(
+            what,
+            fn,
+            (d_model, n_heads),
+            _parameter_count,
+            MHA_PARAMETER_COUNT_MISTAKES,
+            validate=partial(_count, expected=_parameter_count(d_model, n_heads), what=what),
+        )
+    _passed("parameter count: right, and the same for any number of heads.")

@@ -1,0 +1,265 @@
+"""nbgrader: the committed notebooks carry its cell metadata, and a course grades them.
+
+The end-to-end test runs nbgrader's command line on a temporary course with its default
+SQLite database: generate_assignment for every notebook, then autograde, feedback and export
+for three submissions of notebook 04 (see `test_autograde_...` for why only that one).
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import html
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from transformer_lib import exercises
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = ROOT / "tools"
+pytest.importorskip("nbgrader", reason="nbgrader is the `instructor` extra; `make` installs it")
+sys.path.insert(0, str(TOOLS))
+import make_student  # noqa: E402
+import nbgrader_metadata  # noqa: E402
+
+BEGIN, END = nbgrader_metadata.BEGIN, nbgrader_metadata.END
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+GRADED = "04_masking"  # the notebook autograded: three exercises, about 5 s to run
+COURSE_SETTINGS = """
+c.CourseDirectory.root = {root!r}
+c.CourseDirectory.course_id = "transformer-course"
+"""
+
+
+def _source(cell) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+# -- the committed notebooks --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_exercise_carries_consistent_nbgrader_metadata(path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    meta = [cell["metadata"].get("nbgrader") for cell in cells]
+    for index, cell in enumerate(cells):
+        has_marker = cell["cell_type"] == "code" and BEGIN in _source(cell)
+        is_solution = bool(meta[index] and meta[index]["solution"])
+        assert has_marker == is_solution, f"cell {index}: markers and solution metadata disagree"
+    solutions = [i for i, m in enumerate(meta) if m and m["solution"]]
+    checks = [
+        next(j for j in range(i + 1, len(cells)) if cells[j]["cell_type"] == "code")
+        for i in solutions
+    ]
+    assert [i for i, m in enumerate(meta) if m] == sorted(solutions + checks), (
+        "stray nbgrader cells"
+    )
+    for i, j in zip(solutions, checks):
+        assert meta[i] == nbgrader_metadata.solution_metadata(meta[i]["grade_id"])
+        assert meta[j] == nbgrader_metadata.check_metadata(meta[i]["grade_id"])
+        assert _source(cells[j]).strip().startswith("exercises.check_"), f"cell {j}"
+    ids = [m["grade_id"] for m in meta if m]
+    assert len(ids) == len(set(ids)), f"grade_ids repeat: {ids}"
+    assert all(m["schema_version"] == 3 for m in meta if m)
+    assert nbgrader_metadata.main(["--check", str(path)]) == 0, "run tools/nbgrader_metadata.py"
+
+
+# -- the metadata tool, on small notebooks --------------------------------------------------
+
+
+def _cell(kind: str, source: str, **metadata) -> dict:
+    cell = {"cell_type": kind, "id": f"c{abs(hash(source)) % 10**6}", "metadata": metadata}
+    cell["source"] = source.splitlines(keepends=True)
+    if kind == "code":
+        cell.update(execution_count=None, outputs=[])
+    return cell
+
+
+SOLUTION = "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION\n"
+CHECK = "exercises.check_double(double)"
+
+
+def _notebook(*cells) -> dict:
+    return {"cells": list(cells), "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def test_the_tool_marks_solution_and_check_cells_and_is_idempotent(tmp_path, capsys):
+    stale = {"nbgrader": nbgrader_metadata.check_metadata("old")}
+    notebook = _notebook(
+        _cell("code", SOLUTION),
+        _cell("markdown", "The check:"),
+        _cell("code", CHECK),
+        _cell("code", "print(1)", **stale),
+    )
+    path = tmp_path / "01_x.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    assert nbgrader_metadata.main([str(path)]) == 0
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    assert cells[0]["metadata"]["nbgrader"] == nbgrader_metadata.solution_metadata("double")
+    assert cells[2]["metadata"]["nbgrader"]["grade_id"] == "test_double"
+    assert (
+        cells[2]["metadata"]["nbgrader"]["points"] == 1 and "nbgrader" not in cells[3]["metadata"]
+    )
+    text = path.read_text(encoding="utf-8")
+    assert nbgrader_metadata.main([str(path)]) == 0 and path.read_text(encoding="utf-8") == text
+    assert nbgrader_metadata.main(["--check", str(path)]) == 0
+    assert "up to date" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("cells", "message"),
+    [
+        ([SOLUTION], "no check cell after"),
+        ([SOLUTION, "assert double(2) == 4"], "single call `exercises.check_"),
+        ([SOLUTION, CHECK + "\nprint('done')"], "single call `exercises.check_"),
+        (["### BEGIN SOLUTION\ny = 2\n### END SOLUTION\n", CHECK], "not inside a function body"),
+        (["def f():\n    ### BEGIN SOLUTION\n    return 1\n", CHECK], "has no '### END SOLUTION'"),
+        ([SOLUTION, "exercises.check_double(triple)"], "grades triple"),
+        ([SOLUTION, CHECK, SOLUTION, CHECK], "a second exercise that grades double"),
+        (["x = 1  # ### BEGIN SOLUTION"], "put it on a line alone"),
+    ],
+)
+def test_the_tool_refuses_a_broken_exercise_naming_the_cell(tmp_path, capsys, cells, message):
+    notebook = _notebook(_cell("markdown", "# Title"), *[_cell("code", s) for s in cells])
+    path = tmp_path / "03_broken.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    before = path.read_text(encoding="utf-8")
+    assert nbgrader_metadata.main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "03_broken.ipynb, cell " in err and message in err
+    assert path.read_text(encoding="utf-8") == before
+
+
+def test_the_tool_refuses_a_marker_in_markdown():
+    notebook = _notebook(_cell("markdown", "Write between `### BEGIN SOLUTION` and the end."))
+    with pytest.raises(nbgrader_metadata.StructureError, match="x.ipynb, cell 0 .* outside a code"):
+        nbgrader_metadata.with_metadata(notebook, "x.ipynb")
+
+
+# -- end to end: an nbgrader course -------------------------------------------------------
+
+
+# nbgrader runs `alembic` from PATH, as in an activated environment
+PATH = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+
+def _nbgrader(root: Path, *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "JUPYTER_PREFER_ENV_PATH": "1", "PATH": PATH},
+        timeout=600,
+    )
+    assert result.returncode == 0, f"nbgrader {' '.join(args)}:\n{result.stdout}{result.stderr}"
+    return result.stdout + result.stderr
+
+
+def _exercise(notebook, check: str) -> tuple[int, ast.FunctionDef]:
+    """The solution cell whose check is `check`, and the function it defines."""
+    cells = notebook.cells
+    for index, cell in enumerate(cells):
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            following = next(c for c in cells[index + 1 :] if c.cell_type == "code")
+            if f"exercises.{check}(" in following.source:
+                tree = ast.parse(cell.source)
+                return index, next(n for n in tree.body if isinstance(n, ast.FunctionDef))
+    raise AssertionError(f"no exercise checked by {check}")
+
+
+def _answer(source: str, body: str | None = None) -> str:
+    """A student's finished cell: each solution block's body kept, or replaced by `body`."""
+    lines, out, inside = source.split("\n"), [], False
+    for line in lines:
+        if line.strip() in (BEGIN, END):
+            inside = line.strip() == BEGIN
+            indent = line[: len(line) - len(line.lstrip())]
+            if inside and body is not None:
+                out.extend(textwrap.indent(body, indent).split("\n"))
+        elif not inside or body is None:
+            out.append(line)
+    return "\n".join(out)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A course whose source/ holds every notebook as its own assignment, all generated."""
+    root = tmp_path_factory.mktemp("course")
+    config = (TOOLS / "nbgrader_config.py").read_text(encoding="utf-8")
+    (root / "nbgrader_config.py").write_text(config + COURSE_SETTINGS.format(root=str(root)))
+    for path in NOTEBOOKS:
+        (root / "source" / path.stem).mkdir(parents=True)
+        shutil.copy(path, root / "source" / path.stem / path.name)
+    _nbgrader(root, "generate_assignment", "*")  # every assignment in source/, in one run
+    return root
+
+
+@pytest.mark.slow
+def test_generate_assignment_hands_out_what_make_student_writes(course, tmp_path):
+    student = tmp_path / "student"
+    make_student.build(ROOT / "notebooks", student)
+    for path in NOTEBOOKS:
+        released = nbformat.read(course / "release" / path.stem / path.name, as_version=4)
+        ours = nbformat.read(student / path.name, as_version=4)
+        assert ours.cells == released.cells, path.name
+        assert all(not cell.get("outputs") for cell in released.cells)
+
+
+@pytest.mark.slow
+def test_autograde_feedback_and_export(course):
+    """Three submissions of notebook 04, autograded: full marks, zero, and all but one.
+
+    Autograding runs each notebook top to bottom in a kernel; 04 has three exercises and runs
+    in seconds, while 07 trains for minutes. Every notebook's checks report the same way, and
+    test_student.py runs every student notebook.
+    """
+    name = f"{GRADED}.ipynb"
+    instructor = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    wrong = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    index, function = _exercise(wrong, "check_causal_mask")
+    (size,) = [arg.arg for arg in function.args.args]
+    mistake = f"positions = torch.arange({size})\nreturn positions[None, :] > positions[:, None]"
+    for position, cell in enumerate(wrong.cells):
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source = _answer(cell.source, mistake if position == index else None)
+    submissions = {
+        "instructor": instructor,
+        "untouched": nbformat.read(course / "release" / GRADED / name, as_version=4),
+        "wrong": wrong,
+    }
+    for student, notebook in submissions.items():
+        folder = course / "submitted" / student / GRADED
+        folder.mkdir(parents=True)
+        nbformat.write(notebook, folder / name)
+
+    _nbgrader(course, "autograde", GRADED)
+    _nbgrader(course, "generate_feedback", GRADED)
+    _nbgrader(course, "export")
+
+    with open(course / "grades.csv", newline="") as f:
+        rows = {row["student_id"]: row for row in csv.DictReader(f) if row["assignment"] == GRADED}
+    scores = {student: float(row["raw_score"]) for student, row in rows.items()}
+    assert scores == {"instructor": 3.0, "untouched": 0.0, "wrong": 2.0}
+    assert {float(row["max_score"]) for row in rows.values()} == {3.0}
+
+    # the feedback names the mistake with the check's own hint
+    namespace = {"torch": __import__("torch")}
+    exec(f"def {function.name}({size}):\n" + textwrap.indent(mistake, "    "), namespace)
+    with pytest.raises(exercises.ExerciseFailed) as failed:
+        exercises.check_causal_mask(namespace[function.name])
+    hints = [m.hint for m in exercises.check_causal_mask.mistakes]
+    assert any(hint in str(failed.value) for hint in hints), str(failed.value)
+    feedback = (course / "feedback" / "wrong" / GRADED / f"{GRADED}.html").read_text()
+    assert str(failed.value) in html.unescape(feedback)
+    untouched = (course / "feedback" / "untouched" / GRADED / f"{GRADED}.html").read_text()
+    assert html.unescape(untouched).count("is not implemented yet") >= 3
+    assert "Traceback (most recent call last)" not in html.unescape(untouched)
