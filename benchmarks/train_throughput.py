@@ -48,7 +48,13 @@ def main(argv: list[str] | None = None) -> None:
     device = get_device(args.device)
     torch.manual_seed(0)
     config = TransformerConfig.small(
-        args.vocab, d_model=128, n_heads=4, d_ff=512, n_encoder_layers=2, n_decoder_layers=2
+        args.vocab,
+        share_embeddings=True,  # one vocabulary for both sides
+        d_model=128,
+        n_heads=4,
+        d_ff=512,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
     )
     models = {"transformer_lib": Transformer(config), "nn.Transformer": TorchTransformer(config)}
     optimizers = {}

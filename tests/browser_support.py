@@ -28,7 +28,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-NOTEBOOKS = REPO / "notebooks"
+# COURSE_NOTEBOOKS=DIR tests a copy of the notebooks (say, one a tool has just rewritten).
+NOTEBOOKS = Path(os.environ.get("COURSE_NOTEBOOKS", REPO / "notebooks"))
 # The course notebooks, in order (00_... to 07_...).
 NOTEBOOK_PATHS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 SCREENSHOTS = REPO / "screenshots"
@@ -65,7 +66,6 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 # DOM selectors (JupyterLab 4, ipywidgets 8).
 CODE_PROMPT = ".jp-Notebook .jp-CodeCell .jp-InputArea-prompt"
-ERROR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]'
 STDERR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
 IMAGE_OUTPUT = '.jp-OutputArea-output[data-mime-type="image/png"] img'
 # A widget view displayed by a cell (not the widgets nested inside it).
@@ -76,6 +76,64 @@ WIDGET_VIEW = (
 DECK_SLIDE_TYPES = {"slide", "subslide", "fragment", "skip", "notes", "", None}
 DECK_BUTTON = '.jp-NotebookPanel-toolbar [data-command="deck:toggle"]'
 DECK_REMOTE = ".jp-Deck-Remote"
+
+# JupyterLab 4 renders an error output exactly as it renders a stderr stream (both carry
+# data-mime-type="application/vnd.jupyter.stderr"), so the DOM cannot tell them apart.
+# The notebook's model can: the server exposes the app as window.jupyterapp and this
+# script lists the error outputs of the notebook at `path`, with their cell's index and
+# the traceback as drawn on the page.
+ERRORS_JS = """path => {
+    const panel = Array.from(window.jupyterapp.shell.widgets('main'))
+        .find(w => w.context && w.context.path === path);
+    if (!panel) return [];
+    const found = [];
+    panel.content.widgets.forEach((cell, index) => {
+        if (cell.model.type !== 'code') return;
+        for (const output of cell.model.outputs.toJSON()) {
+            if (output.output_type !== 'error') continue;
+            const drawn = [...cell.node.querySelectorAll('.jp-OutputArea-output')].pop();
+            found.push(`cell ${index}: ${output.ename}: ${output.evalue}\n`
+                + (drawn ? drawn.innerText : ''));
+        }
+    });
+    return found;
+}"""
+
+
+# Deck mode, on the slide shown now: the cells on screen, how tall they stand against the
+# room the screen has, how many of their parts scroll sideways or pass the screen's right
+# edge, and the code's font size.
+SLIDE_JS = """() => {
+    const notebook = document.querySelector('.jp-Deck .jp-Notebook');
+    const cells = [...notebook.querySelectorAll(':scope .jp-Cell')];
+    const shown = cells.filter(c => c.classList.contains('jp-deck-mod-onscreen'));
+    const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)
+        && e.scrollWidth > e.clientWidth + 1;
+    const code = shown.map(c => c.querySelector('.cm-content')).find(Boolean);
+    const boxes = shown.map(c => c.getBoundingClientRect());
+    return {
+        active: cells.findIndex(c => c.classList.contains('jp-mod-active')),
+        shown: shown.map(c => cells.indexOf(c)),
+        height: Math.round(Math.max(...boxes.map(b => b.bottom)) - Math.min(...boxes.map(b => b.top))),
+        room: window.innerHeight,
+        sideways: shown.flatMap(c => [c, ...c.querySelectorAll('*')]).filter(
+            e => scrolls(e) || e.getBoundingClientRect().right > window.innerWidth).length,
+        code_px: code ? parseFloat(getComputedStyle(code).fontSize) : null,
+    };
+}"""
+
+# Make the first cell of the notebook at `path` the active one, in command mode.
+FIRST_CELL_JS = """path => {
+    const panel = Array.from(window.jupyterapp.shell.widgets('main'))
+        .find(w => w.context && w.context.path === path);
+    panel.content.activeCellIndex = 0;
+    panel.content.mode = 'command';
+}"""
+
+
+def error_outputs(page, path: str) -> list[str]:
+    """The error outputs (a cell that raised) of the open notebook at `path`, as text."""
+    return page.evaluate(ERRORS_JS, path)
 
 
 def find_chromium() -> str | None:
@@ -259,6 +317,7 @@ def lab_server(tmp: Path, notebooks: list[Path], log_path: Path) -> Iterator[Lab
         "--LabApp.news_url=None",
         "--LabApp.collaborative=False",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.expose_app_in_browser=True",  # ERRORS_JS reads the notebook's model
     ]
     if os.geteuid() == 0:
         command.append("--allow-root")

@@ -49,19 +49,22 @@ def src_vocab() -> Vocab:
 
 @pytest.fixture(scope="session")
 def tgt_vocab() -> Vocab:
-    """The German side of ``src_vocab``, as large (so the model shares its embeddings)."""
+    """The German side of ``src_vocab``, as large, so that ``tiny_model`` can share one
+    embedding matrix (asked for explicitly: equal sizes alone never share)."""
     return Vocab([*SPECIALS, "der", "Hund", "sieht", "eine", "Katze", "."])
 
 
 @pytest.fixture
 def tiny_model(src_vocab, tgt_vocab):
     """Factory ``tiny_model(seed=0, eos_bias=0.0, **config_overrides)``: an untrained
-    Transformer over the toy vocabularies, seeded, with ``TINY`` sizes unless overridden.
+    Transformer over the toy vocabularies, seeded, with ``TINY`` sizes and one shared
+    embedding matrix unless overridden.
     ``eos_bias`` raises the ``<eos>`` logit, so decoding stops at varied lengths."""
 
     def make(seed: int = 0, eos_bias: float = 0.0, **overrides) -> Transformer:
         torch.manual_seed(seed)
-        config = TransformerConfig.small(len(src_vocab), len(tgt_vocab), **{**TINY, **overrides})
+        settings = {"share_embeddings": True, **TINY, **overrides}
+        config = TransformerConfig.small(len(src_vocab), len(tgt_vocab), **settings)
         model = Transformer(config)
         with torch.no_grad():
             model.output.bias[EOS_ID] += eos_bias

@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 
 from transformer_lib import masks
-from transformer_lib.attention import MultiHeadAttention, scaled_dot_product_attention
+from transformer_lib.attention import KVCache, MultiHeadAttention, scaled_dot_product_attention
 from transformer_lib.reference import to_torch_attention, to_torch_padding_mask
 
 B, H, T, S, D = 2, 4, 5, 7, 16
@@ -73,6 +73,38 @@ def test_masking_works_in_half_precision(dtype):
     torch.testing.assert_close(out_half.float(), out, atol=2e-2, rtol=2e-2)
 
 
+def test_sdpa_refuses_a_mask_of_another_rank_even_when_it_broadcasts():
+    # A (B, S) padding mask against (B, T, S) scores lines its batch axis up with the
+    # queries. With T == B it broadcasts, and query t of every sentence would get the
+    # padding of sentence t: it must be refused, with the fix in the message.
+    n = 3  # B == T
+    q, k, v = torch.randn(n, n, 8), torch.randn(n, S, 8), torch.randn(n, S, 8)
+    flat = _padded_tokens(S, lengths=(2, 4, S)) != 0  # (B, S)
+    assert torch.broadcast_shapes(flat.shape, (n, n, S)) == (n, n, S)  # the silent case
+    with pytest.raises(
+        ValueError,
+        match=r"`mask` must be 3-D like the scores \(\.\.\., T, S\)=\(3, 3, 7\), with size 1 "
+        r"on the axes it repeats over; got 2-D bool \(3, 7\)\. Add the missing axes: "
+        r"a \(B, S\) key-padding mask becomes mask\[:, None, :\]",
+    ):
+        scaled_dot_product_attention(q, k, v, flat)
+    with pytest.raises(ValueError, match=r"must be 4-D like the scores .*masks\.padding_mask"):
+        scaled_dot_product_attention(q[:, None], k[:, None], v[:, None], flat)  # (B, H, T, S)
+    out, _ = scaled_dot_product_attention(q, k, v, flat[:, None, :])  # the fix: (B, 1, S)
+    for b, length in enumerate((2, 4, S)):  # each sentence sees only its own real keys
+        alone, _ = scaled_dot_product_attention(q[b], k[b, :length], v[b, :length])
+        torch.testing.assert_close(out[b], alone)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1, S), (B, 1, 1, S), (1, 1, T, S), (B, H, T, S)])
+def test_sdpa_takes_size_one_axes_of_the_same_rank(shape):
+    mask = torch.ones(shape, dtype=torch.bool)
+    q, k, v = torch.randn(B, H, T, 8), torch.randn(B, H, S, 8), torch.randn(B, H, S, 8)
+    out, weights = scaled_dot_product_attention(q, k, v, mask)
+    torch.testing.assert_close(out, scaled_dot_product_attention(q, k, v)[0])
+    assert weights.shape == (B, H, T, S)
+
+
 @pytest.mark.parametrize("kind", ["self", "cross"])
 def test_multi_head_attention_equals_nn_multihead_attention(kind):
     mha = MultiHeadAttention(D, H)
@@ -111,6 +143,43 @@ def test_cross_attention_keeps_query_and_key_lengths_apart():
         torch.randn(B, T, D), torch.randn(B, S, D), torch.randn(B, S, D), return_attention=True
     )
     assert out.shape == (B, T, D) and weights.shape == (B, H, T, S)
+
+
+def test_a_growing_cache_fed_one_position_at_a_time_equals_causal_self_attention():
+    mha = MultiHeadAttention(D, H)
+    x = torch.randn(B, T, D)
+    full = mha(x, x, x, masks.causal_mask(T))  # (B, T, D)
+    cache = KVCache()
+    for t in range(T):  # position t reads itself and the held positions 0..t-1
+        step = mha(x[:, t : t + 1], x[:, t : t + 1], x[:, t : t + 1], cache=cache)
+        torch.testing.assert_close(step, full[:, t : t + 1])
+        assert cache.length == t + 1 and cache.keys.shape == (B, H, t + 1, D // H)
+
+
+def test_a_fixed_cache_projects_the_memory_once_and_reorders_with_the_batch():
+    mha = MultiHeadAttention(D, H)
+    query, memory = torch.randn(B, 1, D), torch.randn(B, S, D)
+    mask = masks.padding_mask(_padded_tokens(S, lengths=(3, S)), 0)  # (B, 1, 1, S)
+    cache = KVCache(fixed=True)
+    first = mha(query, memory, memory, mask, cache=cache)
+    torch.testing.assert_close(first, mha(query, memory, memory, mask))
+    keys = cache.keys
+    again = mha(query, memory * 0, memory * 0, mask, cache=cache)  # held: memory not re-read
+    assert cache.keys is keys and cache.length == S
+    torch.testing.assert_close(again, first)
+    cache.reorder(torch.tensor([1, 1, 0]))  # e.g. beams: row 1 twice, then row 0
+    rows = [1, 1, 0]
+    reordered = mha(query[rows], memory[rows], memory[rows], mask[rows], cache=cache)
+    torch.testing.assert_close(reordered, first[rows])
+
+
+def test_a_cache_of_another_batch_size_is_refused():
+    mha, x = MultiHeadAttention(D, H), torch.randn(B, 1, D)
+    cache = KVCache()
+    mha(x, x, x, cache=cache)
+    with pytest.raises(ValueError, match=r"`cache` must be keys and values for the same batch "
+                       r"size B=3 as query; got keys of shape \(2, 4, 1, 4\)\. Reorder"):  # fmt: skip
+        mha(torch.randn(3, 1, D), torch.randn(3, 1, D), torch.randn(3, 1, D), cache=cache)
 
 
 def test_split_then_merge_heads_is_the_identity():

@@ -4,8 +4,10 @@ JupyterLab runs on 127.0.0.1 (a random token, isolated settings, a temporary cop
 the notebooks) and headless Chromium drives it through Playwright. For every notebook:
 open it, Edit > Clear Outputs of All Cells, Run > Run All Cells, then check that no cell
 failed, every figure of the stored notebook was drawn as an image, every widget was
-drawn as a live widget, and each widget redraws its figure when a control moves. One
-notebook is then presented in deck mode (jupyterlab-slideshow) with a live widget.
+drawn as a live widget, and each widget redraws its figure when a control moves; then
+present it in deck mode (jupyterlab-slideshow) and walk it with →: one press per slide,
+each slide within the 1400×900 screen. One notebook is presented with a live widget. Each
+notebook's Run All time goes to screenshots/run-all-seconds.json.
 Screenshots go to screenshots/ (ignored by git). Nothing leaves 127.0.0.1.
 
 Skipped, with a one-line reason, where Chromium or the `playwright` package is missing
@@ -14,12 +16,17 @@ Skipped, with a one-line reason, where Chromium or the `playwright` package is m
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 import time
 from pathlib import Path
 
 import browser_support as bs
 import pytest
+
+sys.path.insert(0, str(bs.REPO / "tools"))
+import slide_metadata  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -34,6 +41,9 @@ OPEN_TIMEOUT_S = 120  # JupyterLab loaded and the kernel idle
 RUN_TIMEOUT_S = 600  # Run All on one notebook (07 trains a model for minutes)
 REDRAW_TIMEOUT_S = 60  # a widget redraws its figure after a control moved
 DECK_TIMEOUT_MS = 30_000  # deck mode starts or stops
+SLIDE_SETTLE_MS = 400  # a slide's cells fade in (0.1 s) and lay out
+MAX_PRESSES = 300  # more → presses than any deck has slides
+MIN_CODE_PX = 16  # code readable from the back of a classroom
 
 
 # --- fixtures ----------------------------------------------------------------------------
@@ -104,26 +114,29 @@ def open_notebook(page: Page, lab: bs.LabServer, name: str) -> None:
     page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
 
 
-def run_all_cells(page: Page, n_code_cells: int) -> None:
-    """Clear all outputs, Run All, and wait until every cell ran or one failed."""
+def run_all_cells(page: Page, name: str, n_code_cells: int) -> float:
+    """Clear all outputs, Run All, and wait until every cell ran; fail as soon as a cell
+    raises, with its error text. Returns the seconds Run All took."""
     menu(page, "Edit", "editmenu:clear-all")
     expect(page.locator(".jp-OutputArea-output")).to_have_count(0)
     menu(page, "Run", "runmenu:run-all")
     started = time.monotonic()
     deadline = started + RUN_TIMEOUT_S
     while True:
+        errors = bs.error_outputs(page, name)
+        if errors:
+            pytest.fail(f"{name}: a cell failed in Run All:\n" + "\n---\n".join(errors))
         state = page.evaluate(
-            """([promptSel, errorSel]) => ({
+            """promptSel => ({
                 prompts: [...document.querySelectorAll(promptSel)].map(p => p.textContent.trim()),
                 status: document.querySelector('.jp-Notebook-ExecutionIndicator')?.dataset.status,
-                errors: document.querySelectorAll(errorSel).length,
             })""",
-            [bs.CODE_PROMPT, bs.ERROR_OUTPUT],
+            bs.CODE_PROMPT,
         )
         ran = sum(bool(re.fullmatch(r"\[\d+\]:", p)) for p in state["prompts"])
         running = state["prompts"].count("[*]:")
-        if state["status"] == "idle" and not running and (ran == n_code_cells or state["errors"]):
-            return
+        if state["status"] == "idle" and not running and ran == n_code_cells:
+            return time.monotonic() - started
         if ran + running == 0 and time.monotonic() > started + 60:
             page.screenshot(path=bs.SCREENSHOTS / "browser-run-all-did-not-start.png")
             pytest.fail("Run All started no cell within 60 s (screenshot in screenshots/)")
@@ -133,6 +146,16 @@ def run_all_cells(page: Page, n_code_cells: int) -> None:
                 f"{running} still queued or running, kernel {state['status']}"
             )
         time.sleep(0.5)
+
+
+def record_run_time(name: str, seconds: float) -> None:
+    """Keep each notebook's Run All wall time in screenshots/run-all-seconds.json: the
+    figure an instructor plans a class with."""
+    bs.SCREENSHOTS.mkdir(exist_ok=True)
+    path = bs.SCREENSHOTS / "run-all-seconds.json"
+    times = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    times[name] = round(seconds, 1)
+    path.write_text(json.dumps(times, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def output_texts(page: Page, selector: str) -> list[str]:
@@ -214,6 +237,52 @@ def screenshot_notebook(page: Page, path: Path) -> None:
     page.set_viewport_size(VIEWPORT)
 
 
+def present(page: Page, name: str) -> list[dict]:
+    """Start deck mode on the first cell and press → until the deck moves no more.
+    Returns what each stop showed (bs.SLIDE_JS); deck mode is stopped again."""
+    page.evaluate(bs.FIRST_CELL_JS, name)
+    page.locator(bs.DECK_BUTTON).click()
+    expect(page.locator(bs.DECK_REMOTE)).to_be_visible(timeout=DECK_TIMEOUT_MS)
+    page.wait_for_timeout(SLIDE_SETTLE_MS)
+    stops = [page.evaluate(bs.SLIDE_JS)]
+    for _ in range(MAX_PRESSES):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(SLIDE_SETTLE_MS)
+        now = page.evaluate(bs.SLIDE_JS)
+        if now["active"] == stops[-1]["active"]:
+            break
+        stops.append(now)
+    page.locator(".jp-deck-mod-stop").click()
+    expect(page.locator(bs.DECK_REMOTE)).to_be_hidden(timeout=DECK_TIMEOUT_MS)
+    return stops
+
+
+def check_deck(name: str, stops: list[dict], n_slides: int) -> list[str]:
+    """What is wrong with the deck walked in `stops` (empty when nothing is)."""
+    problems = [
+        f"→ press {i} did not change the slide (cell {s['active']})"
+        for i, s in enumerate(stops[1:-1], start=1)
+        if s["shown"] == stops[i - 1]["shown"]
+    ]
+    slides = [s for i, s in enumerate(stops) if i == 0 or s["shown"] != stops[i - 1]["shown"]]
+    if len(slides) != n_slides:
+        problems.append(f"→ showed {len(slides)} slides, the notebook has {n_slides}")
+    for number, slide in enumerate(slides, start=1):
+        where = f"slide {number} (cells {slide['shown'][0]}-{slide['shown'][-1]})"
+        if slide["height"] > slide["room"]:
+            problems.append(f"{where}: {slide['height']} px tall, the screen has {slide['room']}")
+        if slide["sideways"]:
+            problems.append(f"{where}: {slide['sideways']} part(s) scroll sideways")
+        if slide["code_px"] is not None and slide["code_px"] < MIN_CODE_PX:
+            problems.append(f"{where}: code at {slide['code_px']} px")
+    return [f"{name}: {p}" for p in problems]
+
+
+def slide_count(path: Path) -> int:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return sum(c["metadata"].get("slideshow", {}).get("slide_type") == "slide" for c in cells)
+
+
 # --- the tests ---------------------------------------------------------------------------
 
 
@@ -223,11 +292,10 @@ def test_notebook_runs_like_a_student_runs_it(page, lab, path):
     started = time.monotonic()
     open_notebook(page, lab, path.name)
     opened = time.monotonic()
-    run_all_cells(page, expected.code_cells)
+    run_seconds = run_all_cells(page, path.name, expected.code_cells)
+    record_run_time(path.name, run_seconds)
     ran = time.monotonic()
 
-    errors = output_texts(page, bs.ERROR_OUTPUT)
-    assert not errors, f"{path.name}: error outputs after Run All:\n" + "\n---\n".join(errors)
     stderr = output_texts(page, bs.STDERR_OUTPUT)
     assert len(stderr) <= expected.stderr, (
         f"{path.name}: stderr outputs that the stored notebook does not have:\n"
@@ -245,14 +313,19 @@ def test_notebook_runs_like_a_student_runs_it(page, lab, path):
     moved = [widget_redraws(page, i) for i in range(expected.widgets)]
     if expected.widgets:
         assert any(moved), f"{path.name}: no widget had a control that redraws a figure"
-    errors = output_texts(page, bs.ERROR_OUTPUT)
+    errors = bs.error_outputs(page, path.name)
     assert not errors, f"{path.name}: error outputs after moving widgets:\n" + "\n".join(errors)
 
     screenshot_notebook(page, bs.SCREENSHOTS / f"browser-{path.stem}.png")
+    # Then an instructor presents it: → walks every slide, and each fits the screen.
+    stops = present(page, path.name)
+    problems = check_deck(path.name, stops, slide_count(path))
+    assert not problems, "\n".join(problems)
     assert not page.outside_requests, f"requests that left 127.0.0.1: {page.outside_requests}"
     print(
-        f"\n{path.stem}: open {opened - started:.1f} s, run all {ran - opened:.1f} s, "
-        f"checks {time.monotonic() - ran:.1f} s; {images} images, widgets moved: {moved}"
+        f"\n{path.stem}: open {opened - started:.1f} s, run all {run_seconds:.1f} s, "
+        f"checks {time.monotonic() - ran:.1f} s; {images} images, widgets moved: {moved}; "
+        f"{slide_count(path)} slides, the tallest {max(s['height'] for s in stops)} px"
     )
 
 
@@ -263,7 +336,7 @@ def test_presentation_mode_shows_a_live_widget(page, lab):
     path = bs.NOTEBOOKS / PRESENTED
     assert bs.expected_outputs(path).widgets, f"{PRESENTED} displays no widget to present"
     open_notebook(page, lab, PRESENTED)
-    run_all_cells(page, bs.expected_outputs(path).code_cells)
+    run_all_cells(page, PRESENTED, bs.expected_outputs(path).code_cells)
 
     # Select the widget's cell, then press the notebook toolbar's deck button.
     view = page.locator(bs.WIDGET_VIEW).first
@@ -285,3 +358,65 @@ def test_presentation_mode_shows_a_live_widget(page, lab):
     page.locator(".jp-deck-mod-stop").click()
     expect(page.locator(bs.DECK_REMOTE)).to_be_hidden(timeout=DECK_TIMEOUT_MS)
     assert not page.outside_requests, f"requests that left 127.0.0.1: {page.outside_requests}"
+
+
+def _code(source: str) -> dict:
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {},
+        "outputs": [],
+        "source": source,
+    }
+
+
+def test_a_failing_cell_stops_the_run_at_once_with_its_error(page, lab):
+    # A warning on stderr is not an error; the ValueError is, and the run must end on it
+    # at once, not after RUN_TIMEOUT_S (the last cell would sleep for longer than that).
+    name = "failing.ipynb"
+    cells = [
+        _code("import sys\nprint('a warning, not an error', file=sys.stderr)"),
+        _code("raise ValueError('broken on purpose')"),
+        _code(f"import time\ntime.sleep({RUN_TIMEOUT_S + 60})"),
+    ]
+    for index, cell in enumerate(cells):
+        cell["id"] = f"cell{index}"
+    kernel = json.loads(NOTEBOOK_PATHS[0].read_text(encoding="utf-8"))["metadata"]["kernelspec"]
+    notebook = {
+        "cells": cells,
+        "metadata": {"kernelspec": kernel},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (lab.root / name).write_text(json.dumps(notebook), encoding="utf-8")
+    open_notebook(page, lab, name)
+    started = time.monotonic()
+    with pytest.raises(pytest.fail.Exception) as failure:
+        run_all_cells(page, name, len(cells))
+    message = str(failure.value)
+    assert "cell 1: ValueError: broken on purpose" in message, message
+    assert "Traceback" in message and "cell 0" not in message, message
+    assert time.monotonic() - started < 60, "the failing cell was reported too late"
+
+
+def test_a_slide_too_tall_for_the_screen_is_reported(page, lab):
+    # Slides made by the tool: 60 lines of code (about 1300 px) cannot fit on one screen.
+    name = "tall_slide.ipynb"
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": "# A short slide"},
+        _code("x = 1"),
+        {"cell_type": "markdown", "metadata": {}, "source": "## A tall slide"},
+        _code("\n".join(f"y{i} = {i}" for i in range(60))),
+        _code("z = 3"),
+    ]
+    for index, cell in enumerate(cells):
+        cell["id"] = f"cell{index}"
+    kernel = json.loads(NOTEBOOK_PATHS[0].read_text(encoding="utf-8"))["metadata"]["kernelspec"]
+    notebook = {"cells": cells, "metadata": {"kernelspec": kernel}, "nbformat": 4}
+    notebook = slide_metadata.with_slides(notebook | {"nbformat_minor": 5}, name)
+    path = lab.root / name
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    open_notebook(page, lab, name)
+    problems = check_deck(name, present(page, name), slide_count(path))
+    assert len(problems) == 1 and "(cells 3-3)" in problems[0], problems
+    assert "px tall, the screen has 900" in problems[0], problems

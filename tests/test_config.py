@@ -15,11 +15,20 @@ def test_small_preset_and_frozen():
     c = TransformerConfig.small(100, 120)
     assert (c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers) == (128, 4, 2, 2)
     assert not c.share_embeddings  # vocabularies differ
-    assert TransformerConfig.small(100).share_embeddings
     with pytest.raises(dataclasses.FrozenInstanceError):
         c.d_model = 64
     assert c.replace(dropout=0.0).dropout == 0.0
     assert TransformerConfig(**c.to_dict()) == c
+
+
+def test_small_shares_embeddings_only_when_asked():
+    """Two vocabularies of the same size are still two vocabularies: equal sizes alone
+    must not make them share one embedding matrix."""
+    assert not TransformerConfig.small(100).share_embeddings
+    assert not TransformerConfig.small(100, 100).share_embeddings
+    assert TransformerConfig.small(100, share_embeddings=True).share_embeddings
+    with pytest.raises(ValueError, match=r"`share_embeddings` must be False when the vocab"):
+        TransformerConfig.small(100, 120, share_embeddings=True)
 
 
 @pytest.mark.parametrize(

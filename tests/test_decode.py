@@ -4,6 +4,8 @@ import pytest
 import torch
 
 from transformer_lib.decode import beam_search, greedy_decode, length_penalty
+from transformer_lib.model import Transformer
+from transformer_lib.reference import TorchTransformer
 from transformer_lib.vocab import EOS_ID, PAD_ID
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
@@ -194,3 +196,62 @@ def test_search_argument_types_are_named(decoding_model, random_src):
         greedy_decode(model, src, max_len=4.0)
     with pytest.raises(TypeError, match=r"`src` must be .*\(int64 or int32\).*Convert with"):
         greedy_decode(model, src.to(torch.int16))
+
+
+# Incremental decoding: cache=True must give what the plain loop (cache=False) gives.
+
+
+@pytest.fixture
+def cache_model(tiny_model):
+    """Factory ``cache_model(seed=0, norm_first=False)``: ``decoding_model``'s sizes, post-norm
+    (paper) or pre-norm (final LayerNorm). Less peaky than ``decoding_model``: there, pre-norm
+    beams never change places, and a cache that forgets to follow them would go unnoticed."""
+
+    def make(seed: int = 0, norm_first: bool = False) -> Transformer:
+        wider = dict(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, max_len=40)
+        return tiny_model(seed, 0.5, share_embeddings=False, norm_first=norm_first, **wider)
+
+    return make
+
+
+def _assert_same_results(cached, plain) -> None:
+    assert torch.equal(cached[0], plain[0])  # the same tokens
+    torch.testing.assert_close(cached[1], plain[1], rtol=1e-5, atol=1e-5)  # the same scores
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
+def test_cached_greedy_equals_the_plain_loop(norm_first, cache_model, random_src):
+    for seed in (0, 2):  # outputs of varied lengths
+        model, src = cache_model(seed, norm_first), random_src(B=8, seed=seed)
+        src[5] = PAD_ID  # nothing to translate: only <eos>
+        model.train()  # the searches switch to eval mode themselves
+        plain = greedy_decode(model, src, max_len=16, cache=False)
+        _assert_same_results(greedy_decode(model, src, max_len=16, cache=True), plain)
+        assert model.training
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.5])
+def test_cached_beam_search_equals_the_plain_loop(alpha, norm_first, cache_model, random_src):
+    # beams are reordered and pruned at every step: the cache's rows must follow them
+    for seed in (0, 2):  # outputs of varied lengths
+        model, src = cache_model(seed, norm_first), random_src(B=8, seed=seed)
+        for beam_size, keep_greedy in ((1, False), (2, False), (4, False), (4, True), (5, False)):
+            kwargs = dict(beam_size=beam_size, max_len=16, alpha=alpha, keep_greedy=keep_greedy)
+            plain = beam_search(model, src, cache=False, **kwargs)
+            _assert_same_results(beam_search(model, src, cache=True, **kwargs), plain)
+
+
+@pytest.mark.parametrize("search", [greedy_decode, beam_search])
+def test_models_without_a_cache_fall_back_to_the_plain_loop(search, cache_model, random_src):
+    # nn.Transformer's stacks (and any model with only encode/decode) have no decode_step
+    model, src = cache_model(), random_src()
+    mirror = TorchTransformer.from_model(model)
+    assert not hasattr(mirror, "decode_step")
+    expected = search(model, src, max_len=12, cache=True)
+    assert torch.equal(search(mirror, src, max_len=12, cache=True)[0], expected[0])
+
+
+def test_cache_must_be_a_bool(decoding_model, random_src):
+    with pytest.raises(TypeError, match=r"`cache` must be a bool; got str 'no'"):
+        greedy_decode(decoding_model(), random_src(), cache="no")

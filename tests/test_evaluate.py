@@ -3,15 +3,18 @@
 import pytest
 import sacrebleu
 import torch
+from sacrebleu.significance import PairedTest
 from torch import nn
 
 from transformer_lib.data import Example
 from transformer_lib.evaluate import (
     alignment_error_rate,
     attention_alignment,
+    bleu_confidence_interval,
     corpus_bleu,
     evaluate_translations,
     exact_match,
+    paired_bootstrap,
     reference_attention,
 )
 from transformer_lib.vocab import Vocab
@@ -28,6 +31,93 @@ def test_corpus_bleu_is_sacrebleus_and_pools_the_corpus():
     assert corpus_bleu(references, references) == pytest.approx(100.0)
     sentence_mean = sum(corpus_bleu([h], [r]) for h, r in zip(hypotheses, references)) / 2
     assert corpus_bleu(hypotheses, references) != pytest.approx(sentence_mean)
+
+
+# Two systems on twenty sentences: enough variety that the bootstrap scores have few ties.
+REFERENCES = [
+    f"der {noun} sieht {n} {obj} am {day}."
+    for n in range(1, 5)
+    for noun, obj, day in [
+        ("Hund", "Katzen", "Montag"),
+        ("Mann", "Autos", "Dienstag"),
+        ("Arzt", "Kinder", "Freitag"),
+        ("Vogel", "Bäume", "Sonntag"),
+        ("Lehrer", "Bücher", "Samstag"),
+    ]
+]
+SYSTEM_A = [r.replace(" am ", " an ") if k % 3 == 0 else r for k, r in enumerate(REFERENCES)]
+SYSTEM_B = [r.replace("sieht", "hat") if k % 4 == 1 else r for k, r in enumerate(SYSTEM_A)]
+
+
+def test_bleu_confidence_interval_is_sacrebleus_bootstrap(monkeypatch):
+    interval = bleu_confidence_interval(SYSTEM_A, REFERENCES, n_samples=500, seed=7)
+    assert interval.bleu == pytest.approx(corpus_bleu(SYSTEM_A, REFERENCES))
+    assert interval.low < interval.bleu < interval.high
+    monkeypatch.setenv("SACREBLEU_SEED", "7")  # sacrebleu reads its seed from here
+    theirs = sacrebleu.BLEU().corpus_score(SYSTEM_A, [REFERENCES], n_bootstrap=500)
+    # sacrebleu keeps only the half-width of the interval (a private field, no public one)
+    assert (interval.high - interval.low) / 2 == pytest.approx(theirs._ci, rel=1e-5)
+
+
+def test_bleu_confidence_interval_by_hand():
+    perfect = bleu_confidence_interval(REFERENCES, REFERENCES, n_samples=100, seed=0)
+    assert tuple(perfect) == pytest.approx((100.0, 100.0, 100.0))
+    # One sentence: every resampled corpus is that sentence. No 4-gram matches, so the
+    # score relies on corpus_bleu's smoothing being used for the resamples too.
+    one = bleu_confidence_interval(["der Hund sieht eine Katze."], ["der Hund sieht die Katze."])
+    assert one.bleu > 0 and tuple(one) == pytest.approx((one.bleu,) * 3)
+    assert one.bleu == pytest.approx(
+        corpus_bleu(["der Hund sieht eine Katze."], ["der Hund sieht die Katze."])
+    )
+    # Two sentences, one perfect: a resampled corpus is AA, AB or BB (1/4, 1/2, 1/4), so
+    # with 1000 draws the 2.5% point is BB's score and the 97.5% point AA's, 100.
+    hypotheses, references = (
+        ["der Hund sieht die Katze.", "ein Mann"],
+        ["der Hund sieht die Katze.", "ein Mann wäscht ein Auto."],
+    )
+    both_b = corpus_bleu([hypotheses[1]] * 2, [references[1]] * 2)
+    interval = bleu_confidence_interval(hypotheses, references, n_samples=1000, seed=0)
+    assert (interval.low, interval.high) == pytest.approx((both_b, 100.0))
+
+
+def test_bootstrap_is_seeded():
+    first = bleu_confidence_interval(SYSTEM_A, REFERENCES, n_samples=200, seed=3)
+    assert bleu_confidence_interval(SYSTEM_A, REFERENCES, n_samples=200, seed=3) == first
+    assert bleu_confidence_interval(SYSTEM_A, REFERENCES, n_samples=200, seed=4) != first
+    pair = paired_bootstrap(SYSTEM_A, SYSTEM_B, REFERENCES, n_samples=200, seed=3)
+    assert paired_bootstrap(SYSTEM_A, SYSTEM_B, REFERENCES, n_samples=200, seed=3) == pair
+
+
+def test_paired_bootstrap_is_sacrebleus_paired_test(monkeypatch):
+    result = paired_bootstrap(SYSTEM_A, SYSTEM_B, REFERENCES, n_samples=500, seed=7)
+    observed = corpus_bleu(SYSTEM_B, REFERENCES) - corpus_bleu(SYSTEM_A, REFERENCES)
+    assert result.difference == pytest.approx(observed) and observed < 0
+    assert result.low <= observed <= result.high
+    monkeypatch.setenv("SACREBLEU_SEED", "7")
+    systems = [("a", SYSTEM_A), ("b", SYSTEM_B)]
+    test = PairedTest(systems, {"BLEU": sacrebleu.BLEU()}, [REFERENCES], "bs", n_samples=500)
+    _, scores = test()
+    assert result.p_value == pytest.approx(scores["BLEU"][1].p_value)
+
+
+def test_paired_bootstrap_of_equal_systems_finds_no_difference():
+    same = paired_bootstrap(SYSTEM_A, list(SYSTEM_A), REFERENCES, n_samples=100)
+    assert tuple(same) == pytest.approx((0.0, 0.0, 0.0, 1.0))
+
+
+def test_bootstrap_arguments_are_checked():
+    with pytest.raises(ValueError, match="`hypotheses` must be a non-empty list of strings"):
+        bleu_confidence_interval([], [])
+    with pytest.raises(ValueError, match="`n_samples` must be an int >= 40; got 10"):
+        bleu_confidence_interval(SYSTEM_A, REFERENCES, n_samples=10)
+    with pytest.raises(TypeError, match="`seed` must be an int; got float 0.5"):
+        bleu_confidence_interval(SYSTEM_A, REFERENCES, seed=0.5)
+    with pytest.raises(ValueError, match=r"`references` must be one per hypothesis \(20\)"):
+        bleu_confidence_interval(SYSTEM_A, REFERENCES[:3])
+    with pytest.raises(ValueError, match=r"`hypotheses_b` must be one per sentence of hyp"):
+        paired_bootstrap(SYSTEM_A, SYSTEM_B[:19], REFERENCES)
+    with pytest.raises(TypeError, match="`hypotheses_b` must be a list of strings"):
+        paired_bootstrap(SYSTEM_A, "der Hund", REFERENCES)
 
 
 def test_exact_match():

@@ -10,11 +10,14 @@ import os
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+import re  # noqa: E402
+
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from transformer_lib import exercises as ex  # noqa: E402
 from transformer_lib.attention import scaled_dot_product_attention  # noqa: E402
+from transformer_lib.exercises._core import MESSAGE_WIDTH  # noqa: E402
 
 ALL_CHECKS = [getattr(ex, name) for name in ex.__all__ if name.startswith("check_")]
 CATALOGUE = [
@@ -26,6 +29,16 @@ CATALOGUE = [
 
 def not_implemented(*args, **kwargs):
     raise NotImplementedError("Exercise: write your solution here")
+
+
+def _words(text: str) -> str:
+    """``text`` with every run of whitespace made one space (line breaks are layout)."""
+    return " ".join(text.split())
+
+
+def _jupyter_lines(error: ex.ExerciseFailed) -> list[str]:
+    """What Jupyter shows for ``error``, colour codes removed."""
+    return [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in error._render_traceback_()]
 
 
 @pytest.mark.parametrize("check", ALL_CHECKS, ids=lambda c: c.__name__)
@@ -51,6 +64,11 @@ def test_each_catalogued_mistake_gets_its_own_hint(check, index, mistake):
     with pytest.raises(ex.ExerciseFailed) as info:
         check(mistake.fn)
     assert mistake.hint in str(info.value)
+    # In Jupyter the same words, in lines that JupyterLab need not break (it would mid-word).
+    lines = _jupyter_lines(info.value)
+    assert _words(" ".join(lines)) == _words(f"ExerciseFailed: {info.value}")
+    assert _words(mistake.hint) in _words(" ".join(lines))
+    assert all(len(line) <= MESSAGE_WIDTH or " " not in line for line in lines), lines
 
 
 def test_checks_neither_use_nor_change_the_global_seed():
@@ -64,7 +82,27 @@ def test_checks_neither_use_nor_change_the_global_seed():
 def test_exercise_failed_is_an_assertion_error_with_a_short_jupyter_rendering():
     assert issubclass(ex.ExerciseFailed, AssertionError)
     lines = ex.ExerciseFailed("boom")._render_traceback_()
-    assert len(lines) == 1 and "boom" in lines[0]
+    assert lines == ["\x1b[1;31mExerciseFailed\x1b[0m: boom"]
+
+
+def test_jupyter_breaks_long_messages_at_spaces_only():
+    words = [f"word{i}" for i in range(40)] + ["torch.finfo(torch.float16).min", "-1e9"]
+    message = " ".join(words) + "\nHint: a second line stays a line of its own."
+    lines = _jupyter_lines(ex.ExerciseFailed(message))
+    assert len(lines) > 3 and all(len(line) <= MESSAGE_WIDTH for line in lines)
+    assert [w for line in lines for w in line.split()] == ["ExerciseFailed:", *message.split()]
+    assert lines[-1] == "Hint: a second line stays a line of its own."
+    long_word = "x" * (MESSAGE_WIDTH + 5)  # kept whole on a line of its own
+    assert _jupyter_lines(ex.ExerciseFailed(f"a {long_word} b"))[1] == long_word
+
+
+def test_a_long_error_from_the_students_code_is_cut_to_its_first_line():
+    def noisy(*args):
+        raise RuntimeError("shapes do not match.\n" + "a torch stack trace line\n" * 50)
+
+    with pytest.raises(ex.ExerciseFailed) as info:
+        ex.check_causal_mask(noisy)
+    assert str(info.value) == "`noisy` raised RuntimeError: shapes do not match (…)."
 
 
 @pytest.mark.parametrize("check", ALL_CHECKS, ids=lambda c: c.__name__)

@@ -1,4 +1,5 @@
-"""make handouts: static HTML pages that open offline, with formulas and figures rendered.
+"""make handouts: static HTML pages that open offline, with formulas and figures rendered,
+widgets replaced by notes that say what they showed, and an index of titles.
 
 The pages are built from two notebooks (one with a widget, one heavy on formulas) into a
 temporary folder. The browser test opens them from disk in headless Chromium with every
@@ -119,6 +120,82 @@ def test_widgets_become_a_note_and_the_picture_they_showed(built):
     assert "data:image/png;base64," in cell
 
 
+def _widget_notebook(state: dict, top: str, after: list) -> nbformat.NotebookNode:
+    """A notebook with one code cell: the widget ``top`` (its ``state`` stored), then ``after``."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["widgets"] = {make_handouts.WIDGET_STATE: {"state": state}}
+    view = {"model_id": top, "version_major": 2, "version_minor": 0}
+    widget = nbformat.v4.new_output("display_data", data={make_handouts.WIDGET_VIEW: view})
+    nb.cells.append(nbformat.v4.new_code_cell("w", outputs=[widget, *after]))
+    return nb
+
+
+def _model(name: str, **state) -> dict:
+    return {"model_name": name, "state": state}
+
+
+def _notes(nb: nbformat.NotebookNode) -> list[str]:
+    frozen = make_handouts.freeze_widgets(nb)
+    texts = [
+        o.get("data", {}).get("text/html", "") for c in frozen.cells for o in c.get("outputs", [])
+    ]
+    return [t for t in texts if "handout-widget-note" in t]
+
+
+def test_a_progress_bar_becomes_a_static_bar_and_does_not_claim_the_next_output():
+    # tqdm's bar: HBox(HTML, FloatProgress, HTML); the cell then shows a loss curve.
+    state = {
+        "bar": _model("HBoxModel", children=["IPY_MODEL_a", "IPY_MODEL_b", "IPY_MODEL_c"]),
+        "a": _model("HTMLModel", description="", value="training:\u2007100%"),
+        "b": _model("FloatProgressModel", description="", value=450.0, max=450.0),
+        "c": _model("HTMLModel", description="", value="450/450 [02:45&lt;00:00]"),
+    }
+    curve = nbformat.v4.new_output("display_data", data={"image/png": "AAAA"})
+    (note,) = _notes(_widget_notebook(state, "bar", [curve]))
+    assert "<b>Progress bar</b>" in note and '<progress value="450" max="450">' in note
+    assert "training: 100% 450/450 [02:45&lt;00:00]" in note
+    assert "below" not in note.lower() and "showed" not in note
+
+
+def test_notes_name_controls_without_their_colons_and_selections_by_label():
+    state = {
+        "box": _model("VBoxModel", children=["IPY_MODEL_t", "IPY_MODEL_m", "IPY_MODEL_o"]),
+        "t": _model("TextModel", description="English:", value="the dog."),
+        "m": _model("DropdownModel", description="attention:", index=1, _options_labels=["a", "b"]),
+        "o": _model(
+            "OutputModel", outputs=[{"output_type": "stream", "name": "stdout", "text": "hi"}]
+        ),
+    }
+    (note,) = _notes(_widget_notebook(state, "box", []))
+    assert "(English = \u201cthe dog.\u201d, attention = b)" in note
+    assert "Below is what it showed" in note
+
+
+def test_the_playground_and_progress_notes_of_notebook_07():
+    nb = nbformat.read(ROOT / "notebooks" / "07_toy_translator.ipynb", as_version=4)
+    stored = nb.metadata.get("widgets", {}).get(make_handouts.WIDGET_STATE, {}).get("state", {})
+    shown = [
+        stored.get(o.data[make_handouts.WIDGET_VIEW]["model_id"], {}).get("state", {})
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if make_handouts.WIDGET_VIEW in o.get("data", {})
+    ]
+    kinds = [  # the kinds of the shown widgets' children; tqdm's bar holds a FloatProgress
+        {
+            stored.get(i.removeprefix("IPY_MODEL_"), {}).get("model_name")
+            for i in w.get("children", [])
+        }
+        for w in shown
+    ]
+    bars = sum("FloatProgressModel" in k for k in kinds)
+    notes = _notes(nb)
+    progress = [n for n in notes if "Progress bar" in n]
+    assert len(progress) == bars and not any("below" in n.lower() for n in progress), notes
+    playground = [n for n in notes if "English" in n]
+    assert len(playground) == 1 and "English = \u201c" in playground[0], notes
+    assert ": =" not in playground[0] and "search = greedy" in playground[0]
+
+
 def test_freeze_widgets_handles_a_widget_without_stored_state():
     nb = nbformat.v4.new_notebook()
     view = {"model_id": "abc", "version_major": 2, "version_minor": 0}
@@ -129,12 +206,30 @@ def test_freeze_widgets_handles_a_widget_without_stored_state():
     frozen = make_handouts.freeze_widgets(nb)
     (note,) = frozen.cells[0].outputs
     assert set(note["data"]) == {"text/html"} and "Interactive widget" in note["data"]["text/html"]
+    assert "Below" not in note["data"]["text/html"]  # nothing follows it
     assert nb.cells[0].outputs[0]["data"]["text/plain"] == "VBox()"  # the input is untouched
 
 
-def test_the_index_links_every_page(built):
+def test_the_index_links_every_page_by_its_title_with_its_opening_paragraph(built):
     index = (next(iter(built.values())).parent / "index.html").read_text(encoding="utf-8")
     assert re.findall(r'href="([^"]+)"', index) == [f"{name}.html" for name in NOTEBOOKS]
+    titles = re.findall(r'<a href="[^"]+">(.*?)</a>', index)
+    assert (
+        titles[0].startswith("02 · Positional encoding") and titles[1] == "06 · Encoder and decoder"
+    )
+    assert "Attention, built in the next notebook, compares every token" in index
+    assert "<style>" in index and make_handouts.remote_references(index) == []
+    page = built["06_encoder_decoder"].read_text(encoding="utf-8")
+    assert "<title>06 · Encoder and decoder</title>" in page
+
+
+def test_notebook_summary_reads_the_first_heading_and_paragraph():
+    nb = nbformat.v4.new_notebook()
+    text = "# 09 · Extra: `beam` search\n\nFirst line\nof the *opening* paragraph.\n\n- a list"
+    nb.cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_markdown_cell(text)]
+    title, about = make_handouts.notebook_summary(nb, "09_extra")
+    assert (title, about) == ("09 · Extra: `beam` search", "First line of the *opening* paragraph.")
+    assert make_handouts.notebook_summary(nbformat.v4.new_notebook(), "x") == ("x", "")
 
 
 # --- in a browser, offline ---------------------------------------------------------------

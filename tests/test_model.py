@@ -5,7 +5,7 @@ from torch import nn
 from transformer_lib import masks
 from transformer_lib.attention import AttentionWeights
 from transformer_lib.config import TransformerConfig
-from transformer_lib.model import Transformer, count_parameters
+from transformer_lib.model import DecoderCache, Transformer, count_parameters
 
 V = 10  # conftest's toy vocabularies
 SIZES = dict(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, max_len=20)
@@ -110,6 +110,40 @@ def test_padding_content_does_not_change_real_positions(model):
     torch.testing.assert_close(logits[1, :4], logits2[1, :4])
 
 
+CACHE_CONFIGS = {
+    "post-norm, tied output": {},
+    "pre-norm, final norm": dict(norm_first=True),
+    "shared embeddings": dict(share_embeddings=True),
+    "untied, learned positions": dict(tie_output=False, learned_positions=True),
+}
+
+
+@pytest.mark.parametrize("overrides", CACHE_CONFIGS.values(), ids=CACHE_CONFIGS)
+def test_decode_step_equals_the_full_decoders_last_position(tiny_model, overrides):
+    model = tiny_model(**{**SIZES, **overrides}).eval()
+    src, tgt = _tokens(3, 7), _tokens(3, 6)
+    src[0, 5:] = 0  # a shorter sentence
+    tgt[1, 4:] = 0  # a finished output: padding after it
+    src_mask = masks.padding_mask(src, 0)
+    with torch.no_grad():
+        memory = model.encode(src, src_mask)
+        full = model.decode(tgt, memory, src_mask)  # (B, T, V); causal: position t sees <= t
+        cache = DecoderCache(model.config.n_decoder_layers)
+        for t in range(1, tgt.size(1) + 1):
+            step = model.decode_step(tgt[:, :t], memory, src_mask, cache)  # (B, V)
+            torch.testing.assert_close(step, full[:, t - 1])
+            assert cache.length == t
+
+
+def test_decode_step_refuses_a_cache_out_of_step(model):
+    src, tgt = _tokens(2, 5), _tokens(2, 3)
+    memory, cache = model.encode(src), DecoderCache(model.config.n_decoder_layers)
+    model.decode_step(tgt[:, :1], memory, None, cache)
+    with pytest.raises(ValueError, match=r"`cache` must be the keys and values of the first "
+                       r"t - 1 = 2 positions of tgt; got 1 positions\. Start each search"):  # fmt: skip
+        model.decode_step(tgt, memory, None, cache)
+
+
 def test_pre_norm_model_ends_with_a_layer_norm(tiny_model):
     model = tiny_model(**SIZES, norm_first=True).eval()
     assert isinstance(model.encoder.norm, nn.LayerNorm)
@@ -122,7 +156,14 @@ def test_pre_norm_model_ends_with_a_layer_norm(tiny_model):
 def test_model_learns_to_copy():
     """A 1-layer model learns to copy 6 digits in a few hundred steps."""
     config = TransformerConfig.small(
-        14, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, dropout=0.0
+        14,
+        share_embeddings=True,  # one vocabulary: the copy reads and writes the same digits
+        d_model=32,
+        n_heads=2,
+        d_ff=64,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        dropout=0.0,
     )
     model = Transformer(config)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)

@@ -1,9 +1,10 @@
 """Notebook definitions that mirror a library object must behave like it.
 
-A notebook may rebuild a concept from scratch to teach it. Such a cell starts with
-``# mirrors: transformer_lib.<module>.<name>``, is self-contained, and defines ``<name>``
-(or ``# mirrors: transformer_lib.<module>.<name> as <other>`` when the notebook's own
-version has another name, so that it can sit beside the library's).
+A notebook may rebuild a concept from scratch to teach it. Such a cell carries the cell
+metadata ``"mirrors": "transformer_lib.<module>.<name>"``, is self-contained, and defines
+``<name>`` (or ``"transformer_lib.<module>.<name> as <other>"`` when the notebook's own
+version has another name, so that it can sit beside the library's). tools/slide_metadata.py
+moves a first line ``# mirrors: ...`` there, so that slides do not show it.
 This test runs each such cell on its own and compares it with the library on seeded
 inputs, so the notebook and the library cannot drift apart.
 """
@@ -22,7 +23,7 @@ from torch import nn
 from transformer_lib import masks
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-MARKER = re.compile(r"^# mirrors: transformer_lib\.(\w+)\.(\w+)(?: as (\w+))?\s*$")
+MIRRORS = re.compile(r"^transformer_lib\.(\w+)\.(\w+)(?: as (\w+))?$")
 
 
 def _mirror_cells() -> list[tuple[str, str, str, str, str]]:
@@ -30,11 +31,13 @@ def _mirror_cells() -> list[tuple[str, str, str, str, str]]:
     found = []
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-            source = "".join(cell["source"])
-            match = MARKER.match(source.split("\n", 1)[0])
-            if cell["cell_type"] == "code" and match:
-                module, name, alias = match.groups()
-                found.append((path.name, module, name, alias or name, source))
+            mirrors = cell["metadata"].get("mirrors")
+            if mirrors is None:
+                continue
+            match = MIRRORS.match(mirrors)
+            assert cell["cell_type"] == "code" and match, f"{path.name}: bad mirrors {mirrors!r}"
+            module, name, alias = match.groups()
+            found.append((path.name, module, name, alias or name, "".join(cell["source"])))
     return found
 
 

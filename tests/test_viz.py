@@ -140,10 +140,12 @@ def test_plot_mask_rejects_a_float_score_mask():
 def test_positional_encoding_plots_label_positions_and_dimensions():
     table = sinusoidal_positional_encoding(20, 8)
     ax = viz.plot_positional_encoding(table)
-    assert ax.get_ylabel() == "position pos" and ax.get_xlabel() == "dimension i"
+    # the x-axis counts columns; "i" is the pair index (column 2i is a sine, 2i + 1 a cosine)
+    assert ax.get_ylabel() == "position pos" and ax.get_xlabel() == "column (2i: sin, 2i + 1: cos)"
     assert ax.images[0].get_clim() == (-1.0, 1.0)
     ax = viz.plot_pe_curves(table, [0, 3])
-    assert [line.get_label() for line in ax.lines] == ["dim 0", "dim 3"]
+    labels = [line.get_label() for line in ax.lines]
+    assert labels == ["column 0 (pair 0, sin)", "column 3 (pair 1, cos)"]
     np.testing.assert_allclose(ax.lines[1].get_ydata(), table[:, 3].numpy())
 
 

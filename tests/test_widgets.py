@@ -38,7 +38,9 @@ def test_pe_explorer_draws_table_curves_and_the_chosen_vector():
     heat, curves, vector = widgets.draw_pe_explorer(_figure(), 16, position=5, dims=[0, 1, 6])
     table = sinusoidal_positional_encoding(100, 16)
     assert heat.images[0].get_array().shape == (100, 16)
-    assert [line.get_label() for line in curves.lines[:3]] == ["dim 0", "dim 1", "dim 6"]
+    labels = [line.get_label() for line in curves.lines[:3]]
+    assert labels == ["column 0 (pair 0, sin)", "column 1 (pair 0, cos)", "column 6 (pair 3, sin)"]
+    assert vector.get_xlabel() == "column (2i: sin, 2i + 1: cos)"  # i is the pair index
     heights = [bar.get_height() for bar in vector.patches]
     np.testing.assert_allclose(heights, table[5].numpy(), rtol=1e-6)
 
@@ -164,3 +166,32 @@ def test_head_picker_widget_switches_heads_and_layers():
     np.testing.assert_allclose(box.figure.axes[0].images[0].get_array(), layers[2][0, 1].numpy())
     single = widgets.head_picker_widget(layers[0][0])
     assert "layer" not in _controls(single)
+
+
+# -- every widget ---------------------------------------------------------------------------
+
+ALL_WIDGETS = {
+    "positional-encoding explorer": lambda: widgets.pe_explorer_widget(d_model=16),
+    "attention temperature slider": lambda: widgets.attention_temperature_widget(d_k=4),
+    "mask builder": lambda: widgets.mask_builder_widget(lengths=(2, 3)),
+    "head picker": lambda: widgets.head_picker_widget(torch.ones(2, 2, 2) / 2),
+}
+
+
+@pytest.mark.parametrize("name", ALL_WIDGETS)
+def test_every_label_is_shown_whole(name):
+    for description, control in _controls(ALL_WIDGETS[name]()).items():
+        if isinstance(control, ipywidgets.Checkbox):  # label beside the box, no 80 px indent
+            assert control.indent is False, description
+        else:  # the default cuts labels to 80 px ("temperat…")
+            assert control.style.description_width == "initial", description
+
+
+@pytest.mark.parametrize("name", ALL_WIDGETS)
+def test_the_plain_text_form_names_the_widget(name):
+    # What a notebook shows before it runs: ipywidgets puts repr() in text/plain.
+    bundle = ALL_WIDGETS[name]()._repr_mimebundle_()
+    text = bundle["text/plain"]
+    assert text.startswith(f"Interactive widget ({name}") and "run the cell" in text
+    assert text.endswith(".") and len(text) <= 110  # ipywidgets cuts it at 110 characters
+    assert "application/vnd.jupyter.widget-view+json" in bundle

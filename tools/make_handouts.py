@@ -9,9 +9,10 @@ package) written to ``<out>/mathjax/``, so keep the folder together when you cop
 The page loads nothing from the network: require.js, the widget manager and
 mermaid.js, which the stock template fetches from CDNs, are left out.
 
-Widgets cannot run in a static page. Each widget is replaced by a short note that
-names its controls and their values, followed by the picture it showed when the
-notebook was saved (taken from the widget state stored in the notebook).
+Widgets cannot run in a static page: each becomes a short note that names its controls
+and their values, followed by the picture it showed when the notebook was saved
+(``tools/handout_widgets.py``). ``index.html`` lists each notebook's title (its first
+heading) and its opening paragraph, styled by an inline style sheet.
 
 The build fails if a page would still reference a remote script, style sheet, font
 or image; ``remote_references`` is the check, and the tests use it too.
@@ -20,7 +21,6 @@ or image; ``remote_references`` is the check, and the tests use it too.
 from __future__ import annotations
 
 import argparse
-import copy
 import html
 import importlib.util
 import re
@@ -33,10 +33,20 @@ import nbformat
 from jinja2 import DictLoader
 from nbconvert import HTMLExporter
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from handout_widgets import WIDGET_STATE, WIDGET_VIEW, freeze_widgets  # noqa: E402 (sibling)
+
+__all__ = [
+    "WIDGET_STATE",
+    "WIDGET_VIEW",
+    "build",
+    "freeze_widgets",
+    "notebook_summary",
+    "remote_references",
+]
+
 MATHJAX_DIR = "mathjax"
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 # The stock lab template, minus everything it would fetch from a CDN. The MathJax copy
 # holds one combined configuration, TeX-AMS-MML_HTMLorMML-full: TeX in, HTML-CSS out
@@ -79,66 +89,6 @@ MathJax.Hub.Register.StartupHook("End", function () {
 </style>
 {%- endblock extra_css -%}
 """
-
-
-# --- widgets -> static note and picture ------------------------------------------------
-
-
-def _widget_ids(value) -> list[str]:
-    """Model ids referenced as "IPY_MODEL_<id>" anywhere inside a widget's state."""
-    if isinstance(value, str):
-        return [value[len("IPY_MODEL_") :]] if value.startswith("IPY_MODEL_") else []
-    if isinstance(value, list):
-        return [i for item in value for i in _widget_ids(item)]
-    return []
-
-
-def _walk_widget(model_id: str, state: dict, seen: set[str]) -> tuple[list[str], list[dict]]:
-    """The controls ("name = value") and the stored outputs of a widget and its children."""
-    if model_id in seen or model_id not in state:
-        return [], []
-    seen.add(model_id)
-    model = state[model_id].get("state", {})
-    controls, outputs = [], []
-    if "description" in model and "value" in model and model["description"]:
-        controls.append(f"{model['description']} = {model['value']}")
-    if state[model_id].get("model_name") == "OutputModel":
-        outputs.extend(model.get("outputs", []))
-    for child in _widget_ids(model.get("children", [])):
-        more_controls, more_outputs = _walk_widget(child, state, seen)
-        controls += more_controls
-        outputs += more_outputs
-    return controls, outputs
-
-
-def _note(controls: list[str]) -> dict:
-    settings = f" ({html.escape(', '.join(controls))})" if controls else ""
-    text = (
-        f'<p class="handout-widget-note"><b>Interactive widget</b>{settings}. It runs only '
-        "in JupyterLab: open the notebook there to use it. Below is what it showed when "
-        "the notebook was saved.</p>"
-    )
-    return nbformat.v4.new_output("display_data", data={"text/html": text})
-
-
-def freeze_widgets(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy of ``nb`` whose widget outputs are a note plus the widget's stored outputs."""
-    nb = copy.deepcopy(nb)
-    stored = nb.metadata.pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        outputs = []
-        for output in cell.get("outputs", []):
-            view = output.get("data", {}).get(WIDGET_VIEW)
-            if view is None:
-                outputs.append(output)
-                continue
-            controls, shown = _walk_widget(view.get("model_id", ""), stored, set())
-            outputs.append(_note(controls))
-            outputs.extend(nbformat.from_dict(o) for o in shown)
-        cell.outputs = outputs
-    return nb
 
 
 # --- the offline check -----------------------------------------------------------------
@@ -225,12 +175,15 @@ def exporter() -> HTMLExporter:
 
 def build_page(notebook: Path, out: Path, html_exporter: HTMLExporter | None = None) -> Path:
     """Write ``out/<notebook>.html`` from the notebook's stored outputs; return its path."""
-    nb = freeze_widgets(nbformat.read(notebook, as_version=4))
+    nb = nbformat.read(notebook, as_version=4)
+    title, _ = notebook_summary(nb, notebook.stem)
     resources = {
-        "metadata": {"name": notebook.stem, "path": str(notebook.parent)},
+        "metadata": {"name": re.sub(r"[`*]", "", title), "path": str(notebook.parent)},
         "handout_mathjax_url": f"{MATHJAX_DIR}/MathJax.js?config={MATHJAX_CONFIG}",
     }
-    page, _ = (html_exporter or exporter()).from_notebook_node(nb, resources=resources)
+    page, _ = (html_exporter or exporter()).from_notebook_node(
+        freeze_widgets(nb), resources=resources
+    )
     remote = remote_references(page)
     if remote:
         raise RuntimeError(f"{notebook.name}: the page would load from the network: {remote}")
@@ -239,16 +192,56 @@ def build_page(notebook: Path, out: Path, html_exporter: HTMLExporter | None = N
     return target
 
 
-def build_index(pages: list[Path], out: Path) -> Path:
+# --- the index -------------------------------------------------------------------------
+
+INDEX_CSS = """
+body { font-family: system-ui, sans-serif; line-height: 1.5; color: #222;
+       max-width: 46em; margin: 2em auto; padding: 0 1em; }
+h1 { font-size: 1.6em; border-bottom: 3px solid #1976d2; padding-bottom: 0.3em; }
+ul { list-style: none; padding: 0; }
+li { margin: 1.1em 0; padding-left: 0.8em; border-left: 4px solid #e3e3e3; }
+li a { font-size: 1.15em; font-weight: 600; color: #1565c0; text-decoration: none; }
+li a:hover { text-decoration: underline; }
+li p { margin: 0.2em 0 0; color: #444; }
+code { font-family: monospace; background: #f2f2f2; padding: 0 0.2em; }
+"""
+_HEADING = re.compile(r"^#+\s+(.+)$", re.MULTILINE)
+
+
+def notebook_summary(nb: nbformat.NotebookNode, fallback: str) -> tuple[str, str]:
+    """A notebook's title (its first heading; else ``fallback``) and what it is about (the
+    first paragraph of prose in its first Markdown cell, in one line). Both in Markdown."""
+    text = next((cell.source for cell in nb.cells if cell.cell_type == "markdown"), "")
+    heading = _HEADING.search(text)
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text)]
+    prose = [p for p in paragraphs if p and not p.startswith(("#", "-", "*", ">", "|"))]
+    return (heading.group(1).strip() if heading else fallback), (prose or [""])[0]
+
+
+def _inline_html(markdown: str) -> str:
+    """Markdown's inline code, bold and italics as HTML: all that a title needs."""
+    text = html.escape(markdown, quote=False)
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
+    return re.sub(r"\*(.+?)\*", r"<em>\1</em>", text)
+
+
+def build_index(pages: list[Path], summaries: list[tuple[str, str]], out: Path) -> Path:
+    """``out/index.html``: each page's title as a link, its opening paragraph below it."""
     items = "\n".join(
-        f'<li><a href="{html.escape(p.name)}">{html.escape(p.stem)}</a></li>' for p in pages
+        f'<li><a href="{html.escape(page.name)}">{_inline_html(title)}</a>'
+        f"<p>{_inline_html(purpose)}</p></li>"
+        for page, (title, purpose) in zip(pages, summaries)
     )
     index = out / "index.html"
     index.write_text(
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        "<title>Handouts: Build a Transformer</title></head>\n<body>\n"
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>\n"
+        "<title>Handouts: Build a Transformer</title>\n"
+        f"<style>{INDEX_CSS}</style></head>\n<body>\n"
         "<h1>Build a Transformer, one notebook at a time: handouts</h1>\n"
-        f"<ol>\n{items}\n</ol>\n</body></html>\n",
+        "<p>Each page is a notebook with the outputs it had when it was saved. Widgets run "
+        "only in JupyterLab; here each is a note followed by what it last showed.</p>\n"
+        f"<ul>\n{items}\n</ul>\n</body></html>\n",
         encoding="utf-8",
     )
     return index
@@ -260,7 +253,8 @@ def build(notebooks: list[Path], out: Path) -> list[Path]:
     copy_mathjax(out)
     html_exporter = exporter()
     pages = [build_page(nb, out, html_exporter) for nb in notebooks]
-    build_index(pages, out)
+    summaries = [notebook_summary(nbformat.read(nb, as_version=4), nb.stem) for nb in notebooks]
+    build_index(pages, summaries, out)
     return pages
 
 

@@ -30,6 +30,24 @@ def attention_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     return q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., T, d_k) @ (..., d_k, S)
 
 
+def _check_mask_rank(mask: object, scores_shape: tuple[int, ...]) -> None:
+    """A mask needs one axis per axis of the scores, size 1 where it repeats: broadcasting
+    lines up the *last* axes, so a (B, S) padding mask against (B, T, S) scores would pair
+    its batch axis with the queries (silently, when T == B)."""
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        return  # check_mask names the type
+    if mask.dim() != len(scores_shape):
+        fail(
+            "mask",
+            f"{len(scores_shape)}-D like the scores (..., T, S)={tuple(scores_shape)}, "
+            "with size 1 on the axes it repeats over",
+            f"{mask.dim()}-D bool {tuple(mask.shape)}",
+            "Add the missing axes: a (B, S) key-padding mask becomes mask[:, None, :] "
+            "(B, 1, S) for (B, T, S) scores; masks.padding_mask() builds (B, 1, 1, S) "
+            "for (B, H, T, S).",
+        )
+
+
 def scaled_dot_product_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -42,8 +60,8 @@ def scaled_dot_product_attention(
     Masked scores are set to -inf (not -1e9, which overflows float16). A query row
     with nothing to attend to gets all-zero weights, so its output is zero, never NaN.
 
-    Shapes: q (..., T, d_k), k (..., S, d_k), v (..., S, d_v), mask broadcastable to
-    (..., T, S) -> output (..., T, d_v), weights (..., T, S).
+    Shapes: q (..., T, d_k), k (..., S, d_k), v (..., S, d_v), mask with the scores'
+    rank, broadcastable to (..., T, S) -> output (..., T, d_v), weights (..., T, S).
     """
     for name, x in (("q", q), ("k", k), ("v", v)):
         check_tensor(name, x, floating=True, shape_hint="(..., L, d)")
@@ -54,7 +72,8 @@ def scaled_dot_product_attention(
     if v.size(-2) != k.size(-2):
         fail("v", f"the same length S={k.size(-2)} as k", f"shape {tuple(v.shape)}")
     scores_shape = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.size(-2), k.size(-2))
-    check_mask("mask", mask, scores_shape, "(..., T, S)", same_rank=False)
+    _check_mask_rank(mask, scores_shape)
+    check_mask("mask", mask, scores_shape, "(..., T, S)")
 
     scores = attention_scores(q, k)  # (..., T, S)
     if mask is not None:
@@ -84,6 +103,47 @@ class AttentionWeights:
     encoder: list[torch.Tensor] = field(default_factory=list)
     decoder_self: list[torch.Tensor] = field(default_factory=list)
     cross: list[torch.Tensor] = field(default_factory=list)
+
+
+@dataclass
+class KVCache:
+    """The projected keys and values of one attention layer, kept between decoding steps.
+
+    Incremental decoding feeds one new position per step. Self-attention (``fixed=False``)
+    appends that position's keys and values to those of the earlier positions, which never
+    change (the causal mask: position t reads only positions <= t). Cross-attention
+    (``fixed=True``) projects the encoder memory at the first step and reuses it after.
+
+    Shapes: keys, values (B, H, L, Dh); L grows by one per step unless ``fixed``.
+    """
+
+    fixed: bool = False
+    keys: torch.Tensor | None = None
+    values: torch.Tensor | None = None
+
+    @property
+    def length(self) -> int:
+        """L, the number of positions held."""
+        return 0 if self.keys is None else self.keys.size(-2)
+
+    def store(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keep k, v (appended after the held positions unless ``fixed``); return all held.
+
+        Shapes: k, v (B, H, L_new, Dh) -> keys, values (B, H, L + L_new, Dh).
+        """
+        if self.keys is not None and not self.fixed:
+            k = torch.cat([self.keys, k], dim=-2)  # (B, H, L, Dh) + (B, H, 1, Dh)
+            v = torch.cat([self.values, v], dim=-2)
+        self.keys, self.values = k, v
+        return k, v
+
+    def reorder(self, rows: torch.Tensor) -> None:
+        """Keep the rows ``rows`` of the batch, in that order (beam search's new beams).
+
+        Shapes: rows (B_new,) indices into B -> keys, values (B_new, H, L, Dh).
+        """
+        if self.keys is not None:
+            self.keys, self.values = self.keys[rows], self.values[rows]
 
 
 class MultiHeadAttention(nn.Module):
@@ -125,6 +185,7 @@ class MultiHeadAttention(nn.Module):
         value: torch.Tensor,
         mask: torch.Tensor | None = None,
         return_attention: Literal[False] = False,
+        cache: KVCache | None = None,
     ) -> torch.Tensor: ...
 
     @overload
@@ -136,6 +197,7 @@ class MultiHeadAttention(nn.Module):
         mask: torch.Tensor | None = None,
         *,
         return_attention: Literal[True],
+        cache: KVCache | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]: ...
 
     def forward(
@@ -145,19 +207,33 @@ class MultiHeadAttention(nn.Module):
         value: torch.Tensor,
         mask: torch.Tensor | None = None,
         return_attention: bool = False,
+        cache: KVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Shapes: query (B, T, D), key and value (B, S, D), mask broadcastable to
         (B, H, T, S) -> output (B, T, D) [, weights (B, H, T, S) with ``return_attention``,
-        as ``nn.MultiheadAttention`` returns them with ``need_weights``]."""
-        self._check_inputs(query, key, value, mask)
+        as ``nn.MultiheadAttention`` returns them with ``need_weights``].
+
+        With a ``cache`` (incremental decoding, see :class:`KVCache`), S counts the held
+        positions too: a growing cache appends the projected key and value to them; a
+        fixed one, once filled, reuses its keys and values and ignores key and value."""
+        self._check_inputs(query, key, value, mask, cache)
         q = self.split_heads(self.w_q(query))  # (B, T, D) -> (B, H, T, Dh)
-        k = self.split_heads(self.w_k(key))  # (B, S, D) -> (B, H, S, Dh)
-        v = self.split_heads(self.w_v(value))  # (B, S, D) -> (B, H, S, Dh)
+        k, v = self._keys_values(key, value, cache)  # (B, H, S, Dh) each
         heads, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
         output = self.w_o(self.merge_heads(heads))  # (B, H, T, Dh) -> (B, T, D)
         return (output, weights) if return_attention else output
 
-    def _check_inputs(self, query, key, value, mask) -> None:
+    def _keys_values(
+        self, key: torch.Tensor, value: torch.Tensor, cache: KVCache | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Project key and value to heads, or take (and extend) what ``cache`` holds."""
+        if cache is not None and cache.fixed and cache.keys is not None:
+            return cache.keys, cache.values  # the encoder memory, projected at step one
+        k = self.split_heads(self.w_k(key))  # (B, S, D) -> (B, H, S, Dh)
+        v = self.split_heads(self.w_v(value))  # (B, S, D) -> (B, H, S, Dh)
+        return (k, v) if cache is None else cache.store(k, v)
+
+    def _check_inputs(self, query, key, value, mask, cache) -> None:
         for name, x in (("query", query), ("key", key), ("value", value)):
             check_width(name, x, self.d_model, "(B, L, D)")
         if key.shape[:2] != value.shape[:2]:
@@ -173,6 +249,15 @@ class MultiHeadAttention(nn.Module):
                 f"shape {tuple(key.shape)}",
             )
         B, T, S = query.size(0), query.size(1), key.size(1)
+        if cache is not None and not cache.fixed:
+            S += cache.length  # the new keys come after the held ones
+        if cache is not None and cache.keys is not None and cache.keys.size(0) != B:
+            fail(
+                "cache",
+                f"keys and values for the same batch size B={B} as query",
+                f"keys of shape {tuple(cache.keys.shape)}",
+                "Reorder the cache with the batch (KVCache.reorder) or start a new one.",
+            )
         check_mask("mask", mask, (B, self.n_heads, T, S), "(B, H, T, S)")
 
     def extra_repr(self) -> str:

@@ -72,9 +72,19 @@ class TransformerConfig:
 
     @classmethod
     def small(
-        cls, src_vocab_size: int = 1000, tgt_vocab_size: int | None = None, **overrides
+        cls,
+        src_vocab_size: int = 1000,
+        tgt_vocab_size: int | None = None,
+        share_embeddings: bool = False,
+        **overrides,
     ) -> TransformerConfig:
-        """A model that trains in about a minute on a laptop CPU (notebooks)."""
+        """A model that trains in about a minute on a laptop CPU (notebooks).
+
+        ``tgt_vocab_size`` defaults to ``src_vocab_size``. Source and target share one
+        embedding matrix only when ``share_embeddings=True``: two vocabularies of the same
+        size are still two vocabularies (id 7 is a different word in each), so equal sizes
+        alone must not tie them together.
+        """
         tgt_vocab_size = src_vocab_size if tgt_vocab_size is None else tgt_vocab_size
         values = dict(
             d_model=128,
@@ -83,7 +93,7 @@ class TransformerConfig:
             n_encoder_layers=2,
             n_decoder_layers=2,
             max_len=128,
-            share_embeddings=src_vocab_size == tgt_vocab_size,
+            share_embeddings=share_embeddings,
         )
         values.update(overrides)
         return cls(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, **values)

@@ -7,6 +7,14 @@ searches take ``log_softmax`` of the last position, so a hypothesis' score is th
 its tokens' log-probabilities. They run in eval mode (no dropout) without gradients, and
 put the model back in the mode they found it in.
 
+Incremental decoding (``cache=True``, the default): a ``model.Transformer`` keeps each
+layer's keys and values in a ``model.DecoderCache`` and runs only the newest token
+through the decoder at each step (``Transformer.decode_step``), so step t costs O(t)
+instead of re-running all t positions. It gives the same tokens and scores as the plain
+loop (``cache=False``, the loop notebook 07 teaches), which re-decodes the whole prefix.
+Any other model (one with only ``encode``/``decode``, e.g. ``reference.TorchTransformer``)
+is decoded with the plain loop whatever ``cache`` says.
+
 Edge cases: a source row with no real token (all padding, or S = 0) has nothing to
 translate, so its output is just ``<eos>`` with score 0 (log 1), never invented words. An
 empty batch (B = 0) gives empty results. ``max_len`` may not exceed the model's
@@ -30,8 +38,10 @@ from transformer_lib._checks import (
     check_model,
     check_output_length,
     check_tensor,
+    fail,
 )
 from transformer_lib.masks import padding_mask
+from transformer_lib.model import DecoderCache, Transformer
 from transformer_lib.vocab import BOS_ID, EOS_ID
 
 __all__ = ["greedy_decode", "beam_search", "length_penalty", "default_max_len", "inference_mode"]
@@ -73,6 +83,15 @@ def _start(
     return memory, src_mask, max_len, empty
 
 
+def _new_cache(model: nn.Module, cache: object) -> DecoderCache | None:
+    """A fresh key/value cache when asked for and the model can use one, else None."""
+    if not isinstance(cache, bool):
+        fail("cache", "a bool", f"{type(cache).__name__} {cache!r}", error=TypeError)
+    if cache and isinstance(model, Transformer):
+        return DecoderCache(model.config.n_decoder_layers)
+    return None  # the plain loop: decode the whole prefix at every step
+
+
 def _next_log_probs(
     model: nn.Module,
     tokens: torch.Tensor,
@@ -81,13 +100,18 @@ def _next_log_probs(
     banned: tuple[int, ...],
     empty: torch.Tensor,
     eos_id: int,
+    cache: DecoderCache | None,
 ) -> torch.Tensor:
     """Log-probabilities of the next token; ``banned`` ids (<pad>, <bos>) get -inf, and
-    rows of an ``empty`` source can only end: ``<eos>`` with probability 1.
+    rows of an ``empty`` source can only end: ``<eos>`` with probability 1. With a
+    ``cache``, only the newest token runs through the decoder.
 
     Shapes: tokens (N, t), empty (N,) -> (N, V).
     """
-    logits = model.decode(tokens, memory, src_mask)[:, -1]  # (N, t, V) -> (N, V)
+    if cache is None:
+        logits = model.decode(tokens, memory, src_mask)[:, -1]  # (N, t, V) -> (N, V)
+    else:
+        logits = model.decode_step(tokens, memory, src_mask, cache)  # (N, V)
     log_probs = torch.log_softmax(logits.float(), dim=-1)
     log_probs[:, list(banned)] = float("-inf")  # never generated: not renormalised
     # masked_fill rather than log_probs[empty]: boolean indexing would wait for the device
@@ -103,15 +127,18 @@ def greedy_decode(
     max_len: int | None = None,
     bos_id: int = BOS_ID,
     eos_id: int = EOS_ID,
+    cache: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Pick the most probable next token until every sentence has produced ``<eos>``.
 
     Returns the generated ids without ``<bos>``: each row ends with its first ``<eos>``
     (unless ``max_len`` was reached) and is padded with ``model.pad_id`` after it, and the
     sum of the chosen tokens' log-probabilities (as :func:`beam_search` returns them).
+    ``cache``: incremental decoding with a key/value cache (see the module docstring).
 
     Shapes: src (B, S), src_mask (B, 1, 1, S) -> tokens (B, L), scores (B,); L <= max_len.
     """
+    kv_cache = _new_cache(model, cache)
     with inference_mode(model):
         memory, src_mask, max_len, empty = _start(model, src, src_mask, max_len)
         pad_id, B = model.pad_id, src.size(0)
@@ -120,7 +147,7 @@ def greedy_decode(
         done = torch.zeros(B, dtype=torch.bool, device=src.device)
         for _ in range(max_len):
             best_log_prob, best = _next_log_probs(
-                model, tokens, memory, src_mask, (pad_id, bos_id), empty, eos_id
+                model, tokens, memory, src_mask, (pad_id, bos_id), empty, eos_id, kv_cache
             ).max(dim=-1)
             best = best.masked_fill(done, pad_id)  # finished rows only get padding
             scores += best_log_prob.masked_fill(done, 0.0)
@@ -152,6 +179,7 @@ def beam_search(
     bos_id: int = BOS_ID,
     eos_id: int = EOS_ID,
     keep_greedy: bool = True,
+    cache: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Keep the ``beam_size`` best partial outputs per sentence, for a batch of sentences.
 
@@ -161,6 +189,7 @@ def beam_search(
     ``beam_size`` finished hypotheses and no live one can still beat them at the current
     length. Beam search is a heuristic: it can drop the greedy path and end lower, so with
     ``keep_greedy`` the greedy output is one more candidate and the result is never worse.
+    ``cache``: incremental decoding (module docstring); the cache's rows follow the beams.
 
     Shapes: src (B, S) -> tokens (B, L) (padded after ``<eos>``, no ``<bos>``),
     scores (B,) length-normalised (the plain log-probability sum when alpha = 0).
@@ -168,6 +197,7 @@ def beam_search(
     check_int("beam_size", beam_size, minimum=1)
     check_alpha(alpha)
     K = beam_size
+    kv_cache = _new_cache(model, cache)
     with inference_mode(model):
         memory, src_mask, max_len, empty = _start(model, src, src_mask, max_len)
         pad_id, B = model.pad_id, src.size(0)
@@ -181,7 +211,7 @@ def beam_search(
         done = [False] * B
         for length in range(1, max_len + 1):
             log_probs = _next_log_probs(
-                model, tokens, memory, beam_mask, (pad_id, bos_id), beam_empty, eos_id
+                model, tokens, memory, beam_mask, (pad_id, bos_id), beam_empty, eos_id, kv_cache
             )
             V = log_probs.size(-1)
             candidates = (alive[:, :, None] + log_probs.view(B, K, V)).view(B, K * V)
@@ -195,13 +225,16 @@ def beam_search(
             alive = top_scores.gather(1, keep)
             rows = torch.arange(B, device=src.device)[:, None] * K + beam.gather(1, keep)
             tokens = torch.cat([tokens[rows.view(-1)], token.gather(1, keep).view(-1, 1)], 1)
+            if kv_cache is not None:
+                kv_cache.reorder(rows.view(-1))  # each kept beam takes its parent's keys/values
             _update_done(finished, done, alive, K, length, alpha)
             if all(done):
                 break
         _add_unfinished(finished, done, tokens, alive, K, alpha)
     best = [max(hypotheses, key=lambda h: h[0]) for hypotheses in finished]
     if keep_greedy:
-        best = _with_greedy(best, model, src, src_mask, max_len, bos_id, eos_id, pad_id, alpha)
+        greedy = greedy_decode(model, src, src_mask, max_len, bos_id, eos_id, cache)
+        best = _with_greedy(best, greedy, pad_id, alpha)
     return _pack(best, pad_id, src.device)
 
 
@@ -245,8 +278,9 @@ def _add_unfinished(finished, done, tokens, alive, K, alpha) -> None:
             )
 
 
-def _with_greedy(best, model, src, src_mask, max_len, bos_id, eos_id, pad_id, alpha):
-    greedy, raw = greedy_decode(model, src, src_mask, max_len, bos_id, eos_id)
+def _with_greedy(best, greedy_result, pad_id, alpha):
+    """The greedy output replaces the beam's where its length-normalised score is higher."""
+    greedy, raw = greedy_result
     lengths = (greedy != pad_id).sum(dim=1).tolist()
     for b, (row, score, n) in enumerate(zip(greedy.tolist(), raw.tolist(), lengths)):
         normalised = score / length_penalty(n, alpha)

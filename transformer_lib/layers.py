@@ -11,12 +11,13 @@ Shapes:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
 from transformer_lib._checks import check_int, check_probability, check_width
-from transformer_lib.attention import AttentionWeights, MultiHeadAttention
+from transformer_lib.attention import AttentionWeights, KVCache, MultiHeadAttention
 
 
 class FeedForward(nn.Module):
@@ -61,9 +62,10 @@ def _attend(
     memory: torch.Tensor,
     mask: torch.Tensor | None,
     record: list[torch.Tensor] | None,
+    cache: KVCache | None = None,
 ) -> torch.Tensor:
     """Attention from ``query`` over ``memory``; its weights go to ``record`` if given."""
-    output, weights = attention(query, memory, memory, mask, return_attention=True)
+    output, weights = attention(query, memory, memory, mask, return_attention=True, cache=cache)
     if record is not None:
         record.append(weights)
     return output
@@ -120,6 +122,16 @@ class EncoderLayer(_Layer):
         return self._connect(x, self.feed_forward, self.norm2)
 
 
+@dataclass
+class DecoderLayerCache:
+    """What one decoder layer keeps between incremental decoding steps: the keys and values
+    of its self-attention (one more position per step) and of its cross-attention (the
+    encoder memory, projected once). See ``model.DecoderCache``."""
+
+    self_attn: KVCache = field(default_factory=lambda: KVCache(fixed=False))
+    cross_attn: KVCache = field(default_factory=lambda: KVCache(fixed=True))
+
+
 class DecoderLayer(_Layer):
     """Masked self-attention, cross-attention over the encoder output, feed-forward (§3.1)."""
 
@@ -149,22 +161,29 @@ class DecoderLayer(_Layer):
         tgt_mask: torch.Tensor | None = None,
         src_mask: torch.Tensor | None = None,
         attention: AttentionWeights | None = None,
+        cache: DecoderLayerCache | None = None,
     ) -> torch.Tensor:
         """Shapes: x (B, T, D), memory (B, S, D), tgt_mask broadcastable to (B, H, T, T)
         (causal AND padding), src_mask to (B, H, T, S) -> (B, T, D). With ``attention``,
-        appends (B, H, T, T) to ``attention.decoder_self`` and (B, H, T, S) to ``.cross``."""
+        appends (B, H, T, T) to ``attention.decoder_self`` and (B, H, T, S) to ``.cross``.
+
+        With ``cache``, x holds only the new positions; self-attention also reads the held
+        earlier ones, so tgt_mask is (B, 1, T, L + T) for L held positions."""
         check_width("x", x, self.d_model, "(B, T, D)")
         check_width("memory", memory, self.d_model, "(B, S, D)")
         self_record, cross_record = (
             (attention.decoder_self, attention.cross) if attention is not None else (None, None)
         )
+        self_cache, cross_cache = (
+            (cache.self_attn, cache.cross_attn) if cache is not None else (None, None)
+        )
 
         def self_attention(h: torch.Tensor) -> torch.Tensor:
-            return _attend(self.self_attn, h, h, tgt_mask, self_record)
+            return _attend(self.self_attn, h, h, tgt_mask, self_record, self_cache)
 
         def cross_attention(h: torch.Tensor) -> torch.Tensor:
             # queries come from the decoder, keys and values from the encoder (S, not T)
-            return _attend(self.cross_attn, h, memory, src_mask, cross_record)
+            return _attend(self.cross_attn, h, memory, src_mask, cross_record, cross_cache)
 
         x = self._connect(x, self_attention, self.norm1)
         x = self._connect(x, cross_attention, self.norm2)

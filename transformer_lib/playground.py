@@ -6,6 +6,9 @@ call it without a browser); :func:`translation_playground` wires it to ipywidget
 the model has never seen are not an error: they are read as ``<unk>``, marked with ``?``
 on the plot, and listed in a warning line.
 
+The corpus is truecased (``data/README.md``): English is lower-case except "I", so a typed
+"The" would be unknown: :func:`truecase` first writes each word as the vocabulary does.
+
 Shapes: T output length, S source length, H heads.
 """
 
@@ -19,13 +22,28 @@ from torch import nn
 
 from transformer_lib import viz
 from transformer_lib._checks import check_int, check_model, fail
-from transformer_lib.data import tokenize
+from transformer_lib.data import detokenize, tokenize
 from transformer_lib.translate import translate
 from transformer_lib.vocab import Vocab
+from transformer_lib.widgets._common import LABEL_STYLE, Panel
 
-__all__ = ["draw_translation", "translation_playground"]
+__all__ = ["draw_translation", "translation_playground", "truecase"]
 
 EXAMPLE = "the small dog sees the cat."
+CASE_NOTE = (
+    "Capitals are read as the corpus writes them: it is lower-case except for "
+    "“I”, so “The” is read as “the”."
+)
+
+
+def truecase(words: list[str], vocab: Vocab) -> list[str]:
+    """Each word as the vocabulary writes it: as typed, lower-case, or capitalised ("i" ->
+    "I"), the first of these the vocabulary holds; a word it holds in no form is kept."""
+    cased = []
+    for word in words:
+        forms = (word, word.lower(), word.capitalize())
+        cased.append(next((form for form in forms if form in vocab), word))
+    return cased
 
 
 def draw_translation(
@@ -41,13 +59,14 @@ def draw_translation(
     """Translate ``text`` and draw layer ``layer``'s cross-attention (mean of the heads).
 
     Rows are the German tokens as they are produced, columns the English tokens the model
-    read; an unknown word shows as ``word?`` and the returned text warns about it. Returns
-    the lines to print. ``ax=None`` skips the drawing.
+    read (after :func:`truecase`); an unknown word shows as ``word?`` and the returned text
+    warns about it. Returns the lines to print. ``ax=None`` skips the drawing.
     """
     if not isinstance(text, str):
         fail("text", "a str", type(text).__name__, error=TypeError)
     check_int("layer", layer)
-    words = tokenize(text)
+    typed = tokenize(text)
+    words = truecase(typed, src_vocab)
     if not words:
         _message(ax, "Type an English sentence.")
         return "Type an English sentence, e.g. " + repr(EXAMPLE)
@@ -60,7 +79,7 @@ def draw_translation(
         )
     result = translate(
         model,
-        text,
+        " ".join(words),  # tokenize splits this into `words` again
         src_vocab,
         tgt_vocab,
         method=method,
@@ -71,6 +90,8 @@ def draw_translation(
     if not -n_layers <= layer < n_layers:
         fail("layer", f"a layer index in [{-n_layers}, {n_layers})", repr(layer))
     lines = [f"German: {result.text}"]
+    if words != typed:
+        lines.insert(0, f"read as: {detokenize(words)}")
     if result.unknown:
         lines.append(
             f"⚠ not in the vocabulary, read as <unk>: {', '.join(result.unknown)}. "
@@ -100,9 +121,10 @@ def _message(ax: Axes | None, text: str) -> None:
 
 def translation_playground(
     model: nn.Module, src_vocab: Vocab, tgt_vocab: Vocab, text: str = EXAMPLE
-) -> widgets.VBox:
+) -> Panel:
     """A text box (press Enter to translate), a search toggle and a layer picker above the
-    translation and its cross-attention map. The box carries ``.controls`` and the last
+    translation and its cross-attention map; a line under the text box says how capitals
+    are read (see :func:`truecase`). The box carries ``.controls`` and the last
     ``.figure``; it works with the plain inline backend."""
     check_model("model", model, "config")
     n_layers = model.config.n_decoder_layers
@@ -112,15 +134,19 @@ def translation_playground(
             description="English:",
             continuous_update=False,
             layout=widgets.Layout(width="60%"),
+            style=LABEL_STYLE,
         ),
-        "method": widgets.ToggleButtons(options=["greedy", "beam"], description="search:"),
+        "method": widgets.ToggleButtons(
+            options=["greedy", "beam"], description="search:", style=LABEL_STYLE
+        ),
         "layer": widgets.Dropdown(
             options=[(f"layer {k + 1}", k) for k in range(n_layers)],
             value=n_layers - 1,
             description="attention:",
+            style=LABEL_STYLE,
         ),
     }
-    box = widgets.VBox()
+    box = Panel("translation playground: type an English sentence")
 
     def show(text: str, method: str, layer: int) -> None:
         figure = Figure(figsize=(7, 5.5), layout="constrained")
@@ -132,6 +158,6 @@ def translation_playground(
 
     out = widgets.interactive_output(show, controls)
     row = widgets.HBox([controls["method"], controls["layer"]])
-    box.children = [controls["text"], row, out]
+    box.children = [controls["text"], widgets.Label(CASE_NOTE), row, out]
     box.controls = controls
     return box

@@ -15,6 +15,7 @@ check and requires its own hint, so a hint that can never fire fails the tests.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -55,12 +56,42 @@ TRANSPOSE_HINT = (
 )
 
 
+# Characters per line of a failure message in Jupyter. JupyterLab shows errors with
+# `word-break: break-all`, so a line wider than the output area is cut mid-word; lines
+# broken at spaces first fit any output area wider than about 650 px.
+MESSAGE_WIDTH = 80
+ERROR_TEXT_LIMIT = 300  # characters of the student's own error kept in a message
+
+
 class ExerciseFailed(AssertionError):
     """A check found a mistake; the message says which and how to fix it."""
 
     def _render_traceback_(self) -> list[str]:
-        # Jupyter calls this instead of printing a traceback: the student sees one message.
-        return [f"\x1b[1;31mExerciseFailed\x1b[0m: {self}"]
+        # Jupyter calls this instead of printing a traceback: the student sees one message,
+        # in lines broken at spaces, with the name in bold red.
+        lines = wrap_message(f"ExerciseFailed: {self}")
+        lines[0] = "\x1b[1;31mExerciseFailed\x1b[0m" + lines[0][len("ExerciseFailed") :]
+        return lines
+
+
+def wrap_message(text: str, width: int = MESSAGE_WIDTH) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken only at spaces (a word
+    longer than ``width`` keeps a line to itself); line breaks in ``text`` are kept."""
+    return [
+        line
+        for paragraph in text.split("\n")
+        for line in textwrap.wrap(paragraph, width, break_long_words=False, break_on_hyphens=False)
+        or [""]
+    ]
+
+
+def _first_line(text: str) -> str:
+    """An error's first line, cut to ``ERROR_TEXT_LIMIT`` characters and without its final
+    full stop: some errors (from torch, say) run to many lines, and the hint must show."""
+    lines = text.strip().splitlines() or [""]
+    first = lines[0].rstrip(".")
+    cut = len(first) > ERROR_TEXT_LIMIT or len(lines) > 1
+    return first[:ERROR_TEXT_LIMIT].rstrip() + (" (…)" if cut else "")
 
 
 def _generator(seed: int) -> torch.Generator:
@@ -126,7 +157,7 @@ def _call(
         if extra and not extra.startswith("Hint:"):
             extra = f"Hint: {extra}"
         raise ExerciseFailed(
-            f"{_name(fn)} raised {type(error).__name__}: {text.rstrip('.')}. {extra}".strip()
+            f"{_name(fn)} raised {type(error).__name__}: {_first_line(text)}. {extra}".strip()
         ) from None
 
 

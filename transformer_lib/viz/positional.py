@@ -22,7 +22,10 @@ from transformer_lib.viz.heatmaps import plot_heatmap
 def plot_positional_encoding(
     table: ArrayLike, ax: Axes | None = None, title: str | None = None
 ) -> Axes:
-    """The positional-encoding table as a heatmap (§3.5): positions down, dimensions across.
+    """The positional-encoding table as a heatmap (§3.5): positions down, columns across.
+
+    Column 2i is the sine and column 2i + 1 the cosine of pair i (frequency omega_i), so
+    the x-axis counts columns, not the pair index i.
 
     Shapes: table (L, D).
     """
@@ -31,9 +34,9 @@ def plot_positional_encoding(
     ax = plot_heatmap(
         values,
         ax=ax,
-        xlabel="dimension i",
+        xlabel="column (2i: sin, 2i + 1: cos)",
         ylabel="position pos",
-        title=title or "Positional encoding PE[pos, i]",
+        title=title or "Positional encoding PE[pos, column]",
         cmap="RdBu_r",
         vmin=-1.0,
         vmax=1.0,
@@ -48,7 +51,7 @@ def plot_pe_curves(
     ax: Axes | None = None,
     title: str | None = None,
 ) -> Axes:
-    """Chosen columns of the PE table as curves over positions: low dims oscillate fast.
+    """Chosen columns of the PE table as curves over positions: low columns oscillate fast.
 
     Shapes: table (L, D); dims are column indices in [0, D).
     """
@@ -59,9 +62,10 @@ def plot_pe_curves(
             fail("dims", f"column indices in [0, {width})", repr(list(dims)))
     ax = new_axes(ax, size=(9.0, 5.0))
     for d in dims:
-        ax.plot(np.arange(length), values[:, int(d)], label=f"dim {int(d)}", linewidth=2)
+        label = f"column {int(d)} (pair {int(d) // 2}, {'cos' if int(d) % 2 else 'sin'})"
+        ax.plot(np.arange(length), values[:, int(d)], label=label, linewidth=2)
     ax.set_xlabel("position pos", fontsize=LABEL_SIZE)
-    ax.set_ylabel("PE[pos, dim]", fontsize=LABEL_SIZE)
+    ax.set_ylabel("PE[pos, column]", fontsize=LABEL_SIZE)
     ax.set_title(title or "Positional-encoding curves", fontsize=TITLE_SIZE)
     if len(dims):
         ax.legend(fontsize=TICK_SIZE, loc="upper left", bbox_to_anchor=(1.01, 1.0))

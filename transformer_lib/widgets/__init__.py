@@ -5,10 +5,12 @@ Each widget has two halves:
 - a ``draw_*`` function that draws into a given Matplotlib Figure (or Axes) and returns
   what it drew, so tests call it directly, without a browser;
 - a ``*_widget`` builder that wires ipywidgets controls to that function and returns a
-  ``VBox`` (controls on top, the figure below). It works with the plain inline backend
-  (JupyterLab 4, ipywidgets 8, no ipympl): every change draws a fresh ``Figure`` into an
-  ``Output``. The box carries ``.controls`` (name -> control) and ``.figure`` (the last
-  figure drawn), handy for tests and for driving a widget from code.
+  ``Panel`` (a ``VBox``: controls on top, the figure below). It works with the plain
+  inline backend (JupyterLab 4, ipywidgets 8, no ipympl): every change draws a fresh
+  ``Figure`` into an ``Output``. The box carries ``.controls`` (name -> control) and
+  ``.figure`` (the last figure drawn), handy for tests and for driving a widget from code.
+  Every label is shown whole, and the plain-text form (what a notebook shows before it
+  runs) names the widget instead of listing its children.
 
 Widgets: PE explorer (02), attention temperature (03), mask builder (04), head picker (05).
 Shapes: T query length, S key length, H heads, D d_model.

@@ -1,5 +1,5 @@
 """What every widget shares: Axes from a Figure or given Axes, the controls-above-figure
-panel, and an integer slider."""
+panel with a readable plain-text form, and controls whose labels are never cut."""
 
 from __future__ import annotations
 
@@ -16,6 +16,25 @@ from transformer_lib._checks import fail
 # Where a draw_* function draws: a Figure (cleared first) or Axes (one, a list, an array).
 Canvas = Figure | Axes | Sequence[Axes] | np.ndarray
 
+# ipywidgets gives every label a fixed 80 px and cuts longer ones ("temperat…");
+# "initial" sizes each label to its text.
+LABEL_STYLE = {"description_width": "initial"}
+
+
+class Panel(widgets.VBox):
+    """A VBox whose plain-text form says what it is.
+
+    A notebook opened before it runs shows a widget's text/plain output, which ipywidgets
+    makes from ``repr``: the default would be ``VBox(children=(…``.
+    """
+
+    def __init__(self, name: str, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Interactive widget ({self.name}): run the cell to use it."
+
 
 def grid_axes(fig_or_axes: Canvas, n: int) -> list[Axes]:
     """``n`` Axes side by side: from a Figure (cleared first) or from a sequence of Axes."""
@@ -28,9 +47,12 @@ def grid_axes(fig_or_axes: Canvas, n: int) -> list[Axes]:
     return axes[:n]
 
 
-def panel(render: Callable[..., Figure], controls: dict[str, widgets.Widget]) -> widgets.VBox:
-    """Controls above an Output that shows ``render(**values)``, redrawn on every change."""
-    box = widgets.VBox()
+def panel(name: str, render: Callable[..., Figure], controls: dict[str, widgets.Widget]) -> Panel:
+    """Controls above an Output that shows ``render(**values)``, redrawn on every change.
+
+    ``name`` says what the widget is, for its plain-text form (see :class:`Panel`).
+    """
+    box = Panel(name)
 
     def show(**values: object) -> None:
         box.figure = render(**values)
@@ -52,5 +74,16 @@ def slider(description: str, value: int, low: int, high: int, step: int = 1) -> 
         step=step,
         description=description,
         continuous_update=False,
-        style={"description_width": "initial"},
+        style=LABEL_STYLE,
+    )
+
+
+def checkbox(description: str, value: bool) -> widgets.Checkbox:
+    """A check box with its label right beside it (no empty 80 px indent before it) and no
+    wider than the two."""
+    return widgets.Checkbox(
+        value=value,
+        description=description,
+        indent=False,
+        layout=widgets.Layout(width="auto", margin="2px 2em 2px 2px"),
     )

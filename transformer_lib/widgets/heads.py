@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import ipywidgets as widgets
 import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -12,7 +11,7 @@ from matplotlib.figure import Figure
 from transformer_lib import viz
 from transformer_lib._checks import check_int, fail
 from transformer_lib.viz._common import ArrayLike
-from transformer_lib.widgets._common import panel, slider
+from transformer_lib.widgets._common import Panel, panel, slider
 
 __all__ = ["draw_head_picker", "head_picker_widget"]
 
@@ -59,7 +58,7 @@ def head_picker_widget(
     weights: ArrayLike | Sequence[ArrayLike],
     query_tokens: Sequence[str] | None = None,
     key_tokens: Sequence[str] | None = None,
-) -> widgets.VBox:
+) -> Panel:
     """A head slider (and a layer slider when given a list of layers) over attention maps.
 
     ``weights``: (H, T, S), (1, H, T, S), or a list with one such tensor per layer
@@ -80,4 +79,5 @@ def head_picker_widget(
         draw_head_picker(fig.add_subplot(), layers[layer], head, query_tokens, key_tokens, title)
         return fig
 
-    return panel(render, controls)
+    sliders = "head and layer sliders" if len(layers) > 1 else "head slider"
+    return panel(f"head picker: {sliders}", render, controls)

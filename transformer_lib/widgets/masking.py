@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from transformer_lib import viz
 from transformer_lib._checks import check_int, fail
 from transformer_lib.masks import causal_mask, padding_mask
-from transformer_lib.widgets._common import Canvas, grid_axes, panel, slider
+from transformer_lib.widgets._common import Canvas, Panel, checkbox, grid_axes, panel, slider
 
 __all__ = ["draw_mask_builder", "mask_builder_widget"]
 
@@ -57,11 +57,11 @@ def draw_mask_builder(
     return mask
 
 
-def mask_builder_widget(lengths: Sequence[int] = (5, 3, 4), max_len: int = 8) -> widgets.VBox:
+def mask_builder_widget(lengths: Sequence[int] = (5, 3, 4), max_len: int = 8) -> Panel:
     """Check boxes for the padding and causal parts, a length slider per sequence."""
     controls: dict[str, widgets.Widget] = {
-        "pad": widgets.Checkbox(value=True, description="padding mask"),
-        "causal": widgets.Checkbox(value=True, description="causal mask"),
+        "pad": checkbox("padding mask", True),
+        "causal": checkbox("causal mask", True),
     }
     for b, length in enumerate(lengths):
         controls[f"length_{b}"] = slider(f"length of sequence {b}", length, 1, max_len)
@@ -72,4 +72,4 @@ def mask_builder_widget(lengths: Sequence[int] = (5, 3, 4), max_len: int = 8) ->
         draw_mask_builder(fig, chosen, causal=causal, pad=pad)
         return fig
 
-    return panel(render, controls)
+    return panel("mask builder: mask check boxes and length sliders", render, controls)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import ipywidgets as widgets
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -12,7 +11,7 @@ from matplotlib.figure import Figure
 from transformer_lib import viz
 from transformer_lib._checks import check_int, fail
 from transformer_lib.embeddings import sinusoidal_positional_encoding
-from transformer_lib.widgets._common import Canvas, grid_axes, panel, slider
+from transformer_lib.widgets._common import Canvas, Panel, grid_axes, panel, slider
 
 __all__ = ["draw_pe_explorer", "pe_explorer_widget"]
 
@@ -44,7 +43,7 @@ def draw_pe_explorer(
         curves.plot([position], [float(table[position, d])], "o", color="black")
     vector.bar(np.arange(d_model), table[position].numpy(), color="tab:blue")
     vector.set_ylim(-1.1, 1.1)
-    vector.set_xlabel("dimension i", fontsize=viz.LABEL_SIZE)
+    vector.set_xlabel("column (2i: sin, 2i + 1: cos)", fontsize=viz.LABEL_SIZE)
     vector.set_ylabel("value", fontsize=viz.LABEL_SIZE)
     vector.set_title(f"the vector PE[{position}]", fontsize=viz.TITLE_SIZE)
     return [heat, curves, vector]
@@ -52,7 +51,7 @@ def draw_pe_explorer(
 
 def pe_explorer_widget(
     d_model: int = 64, position: int = 10, max_len: int = 100, max_d_model: int = 256
-) -> widgets.VBox:
+) -> Panel:
     """Sliders for d_model, position and two (sin, cos) column pairs of the PE table."""
     controls = {
         "d_model": slider("d_model", d_model, 8, max_d_model, 8),
@@ -73,4 +72,5 @@ def pe_explorer_widget(
         draw_pe_explorer(fig, d_model, position, [d for d in dims if d < d_model], max_len)
         return fig
 
-    return panel(render, controls)
+    name = "positional-encoding explorer: d_model, position and pair sliders"
+    return panel(name, render, controls)

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from transformer_lib import viz
 from transformer_lib._checks import fail
 from transformer_lib.viz._common import ArrayLike
-from transformer_lib.widgets._common import panel
+from transformer_lib.widgets._common import LABEL_STYLE, Panel, panel
 
 __all__ = ["DEFAULT_TOKENS", "draw_attention_temperature", "attention_temperature_widget"]
 
@@ -53,7 +53,7 @@ def attention_temperature_widget(
     query_tokens: Sequence[str] | None = None,
     key_tokens: Sequence[str] | None = None,
     d_k: int = 64,
-) -> widgets.VBox:
+) -> Panel:
     """A log slider for the softmax temperature over fixed raw scores q·kᵀ.
 
     Without ``scores``, uses seeded random q, k of width ``d_k`` (so scores have variance
@@ -76,6 +76,7 @@ def attention_temperature_widget(
             description="temperature",
             continuous_update=False,
             readout_format=".2f",
+            style=LABEL_STYLE,
         )
     }
 
@@ -84,4 +85,4 @@ def attention_temperature_widget(
         draw_attention_temperature(fig.add_subplot(), scores, temperature, query_tokens, key_tokens)
         return fig
 
-    return panel(render, controls)
+    return panel("attention temperature slider", render, controls)

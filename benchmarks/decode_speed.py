@@ -1,0 +1,131 @@
+"""Decoding speed: incremental decoding with a key/value cache vs the plain loop.
+
+The plain loop (``cache=False``, what notebook 07 teaches) runs the decoder over the whole
+prefix at every step, so generating L tokens costs about L²/2 decoder positions. With the
+cache (``cache=True``) each step runs only the newest token: about L positions, and step
+t's attention reads t cached keys. The ratio should therefore grow with the output length.
+
+The model is notebook 07's (``TransformerConfig.small`` with the toy corpus' vocabulary
+sizes), with random weights: speed does not depend on training. ``<eos>`` is made
+impossible, so every run generates exactly L tokens. Sources are the first ``--batch``
+sentences of the test split. Runs of the two variants are interleaved, so machine noise
+hits both alike; we report medians, the ratio plain / cached, and check that both give the
+same tokens.
+
+    python benchmarks/decode_speed.py [--lengths 24 64 128] [--repeats 5] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import time
+from functools import partial
+
+import torch
+
+from transformer_lib import TransformerConfig, get_device
+from transformer_lib.data import build_vocabs, collate, encode_pairs, load_split
+from transformer_lib.decode import beam_search, greedy_decode
+from transformer_lib.model import Transformer
+from transformer_lib.vocab import EOS_ID
+
+
+def build_model(src_size: int, tgt_size: int, max_len: int) -> Transformer:
+    """Notebook 07's model, with a position table long enough for the longest output."""
+    config = TransformerConfig.small(src_size, tgt_size, max_len=max_len)
+    model = Transformer(config)
+    with torch.no_grad():
+        model.output.bias[EOS_ID] = -1e4  # never ends early: exactly max_len tokens
+    return model.eval()
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def time_search(search, device: torch.device) -> tuple[float, torch.Tensor]:
+    """Seconds one search takes, and the tokens it returned."""
+    synchronize(device)
+    start = time.perf_counter()
+    tokens, _ = search()
+    synchronize(device)
+    return time.perf_counter() - start, tokens
+
+
+def compare(search, device: torch.device, repeats: int) -> dict[str, object]:
+    """Interleaved runs of cache=False and cache=True (one warm-up each): medians, tokens."""
+    times: dict[bool, list[float]] = {False: [], True: []}
+    tokens: dict[bool, torch.Tensor] = {}
+    for run in range(repeats + 1):
+        for cache in (False, True):
+            seconds, tokens[cache] = time_search(partial(search, cache=cache), device)
+            if run > 0:  # the first run warms up allocators and kernels
+                times[cache].append(seconds)
+    return {
+        "plain": statistics.median(times[False]),
+        "cached": statistics.median(times[True]),
+        "identical": torch.equal(tokens[False], tokens[True]),
+        "length": tokens[True].size(1),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--lengths", type=int, nargs="+", default=[24, 64, 128], help="output lengths L"
+    )
+    parser.add_argument("--batch", type=int, default=32, help="sentences per search")
+    parser.add_argument("--beam", type=int, default=4, help="beam size (§6.1: 4)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per variant")
+    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default=None, help="default: COURSE_DEVICE, else GPU, else CPU")
+    args = parser.parse_args(argv)
+
+    torch.set_num_threads(max(1, min(args.threads, os.cpu_count() or 1)))
+    device = get_device(args.device)
+    src_vocab, tgt_vocab = build_vocabs(load_split("train"))
+    test_pairs = encode_pairs(load_split("test")[: args.batch], src_vocab, tgt_vocab)
+    src = collate(test_pairs).src.to(device)  # (B, S)
+    torch.manual_seed(args.seed)
+    model = build_model(len(src_vocab), len(tgt_vocab), max(64, *args.lengths)).to(device)
+    c = model.config
+
+    print(
+        f"device={device} torch={torch.__version__} threads={torch.get_num_threads()} "
+        f"batch={src.size(0)} src_len={src.size(1)} vocab={c.src_vocab_size}/{c.tgt_vocab_size} "
+        f"d_model={c.d_model} layers={c.n_encoder_layers}+{c.n_decoder_layers} "
+        f"beam={args.beam} repeats={args.repeats}"
+    )
+    columns = ("plain ms", "cached ms", "plain/cached", "plain ms/tok", "cached ms/tok")
+    print(f"{'search':8s} {'L':>4s} " + " ".join(f"{c:>13s}" for c in columns) + "  same tokens")
+    searches = {  # beam alone: keep_greedy would add a greedy search to each run
+        "greedy": partial(greedy_decode, model, src),
+        f"beam {args.beam}": partial(
+            beam_search, model, src, beam_size=args.beam, alpha=0.6, keep_greedy=False
+        ),
+    }
+    all_identical = True
+    for name, search in searches.items():
+        for length in args.lengths:
+            result = compare(partial(search, max_len=length), device, args.repeats)
+            plain, cached, n = result["plain"], result["cached"], result["length"]
+            all_identical &= result["identical"]
+            values = (plain * 1e3, cached * 1e3, plain / cached, plain * 1e3 / n, cached * 1e3 / n)
+            same = "yes" if result["identical"] else "NO"
+            print(f"{name:8s} {length:4d} " + " ".join(f"{v:13.2f}" for v in values) + f"  {same}")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    print(f"peak RSS: {rss / 1024:.0f} MiB")
+    if device.type == "cuda":
+        print(f"peak CUDA memory: {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB")
+    if not all_identical:
+        sys.exit("cache=True and cache=False gave different tokens")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
