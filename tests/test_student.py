@@ -4,12 +4,15 @@ runs top to bottom with one "not implemented yet" message per exercise and no tr
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
+
+from transformer_lib.exercises._core import MESSAGE_WIDTH
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("nbgrader", reason="nbgrader is the `instructor` extra; `make` installs it")
@@ -171,6 +174,9 @@ def test_the_student_edition_runs_with_only_not_implemented_messages(edition, pa
     assert [index for index, _ in errors] == checks, "one error per exercise, in its check cell"
     for index, error in errors:
         assert error.ename == "ExerciseFailed" and "is not implemented yet" in error.evalue
-        assert len(error.traceback) == 1 and "\n" not in error.traceback[0], error.traceback
+        # the message alone, in lines of at most MESSAGE_WIDTH: no traceback frames
+        shown = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in error.traceback]
+        assert " ".join(shown).split() == f"ExerciseFailed: {error.evalue}".split(), shown
+        assert max(map(len, shown)) <= MESSAGE_WIDTH, shown
         assert len(notebook.cells[index].outputs) == 1  # no ✓, nothing else
     assert "Traceback (most recent call last)" not in _outputs_text(notebook)

@@ -201,22 +201,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 on a change")
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted(Path("notebooks").glob("*.ipynb"))
+    return update_notebooks(paths, with_metadata, args.check, "nbgrader_metadata")
+
+
+def update_notebooks(paths: list[Path], transform, check: bool, tool: str) -> int:
+    """Write ``transform(notebook, name)`` over each notebook that it changes (with
+    ``check``: write nothing, exit status 1 if any would change); print each one's state."""
     updates = {}
     try:
         for path in paths:
             text = path.read_text(encoding="utf-8")
-            new = dumps(with_metadata(json.loads(text), path.name))
+            new = dumps(transform(json.loads(text), path.name))
             if new != text:
                 updates[path] = new
     except StructureError as error:
-        print(f"nbgrader_metadata: {error}", file=sys.stderr)
+        print(f"{tool}: {error}", file=sys.stderr)
         return 1
     for path in paths:
-        state = "out of date" if args.check else "updated"
+        state = "out of date" if check else "updated"
         print(f"{path}: {state if path in updates else 'up to date'}")
-        if path in updates and not args.check:
+        if path in updates and not check:
             path.write_text(updates[path], encoding="utf-8")
-    return 1 if args.check and updates else 0
+    return 1 if check and updates else 0
 
 
 if __name__ == "__main__":

@@ -41,7 +41,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from nbgrader_metadata import StructureError, dumps, find_exercises  # noqa: E402
+from nbgrader_metadata import (  # noqa: E402
+    StructureError,  # noqa: F401 (re-exported: the tests and callers catch it here)
+    dumps,  # noqa: F401
+    find_exercises,
+    update_notebooks,
+)
 
 DECK = "jupyterlab-slideshow"
 FONTS = "@deathbeds/jupyterlab-fonts"
@@ -248,24 +253,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", action="store_true", help="print each slide's height")
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted(Path("notebooks").glob("*.ipynb"))
-    updates = {}
-    try:
-        for path in paths:
-            text = path.read_text(encoding="utf-8")
-            notebook = with_slides(json.loads(text), path.name)
-            if args.report:
-                print(report(notebook, path.name))
-            if dumps(notebook) != text:
-                updates[path] = dumps(notebook)
-    except StructureError as error:
-        print(f"slide_metadata: {error}", file=sys.stderr)
-        return 1
-    for path in paths:
-        state = "out of date" if args.check else "updated"
-        print(f"{path}: {state if path in updates else 'up to date'}")
-        if path in updates and not args.check:
-            path.write_text(updates[path], encoding="utf-8")
-    return 1 if args.check and updates else 0
+
+    def transform(notebook: dict, name: str) -> dict:
+        notebook = with_slides(notebook, name)
+        if args.report:
+            print(report(notebook, name))
+        return notebook
+
+    return update_notebooks(paths, transform, args.check, "slide_metadata")
 
 
 if __name__ == "__main__":
