@@ -137,6 +137,62 @@ def test_multi_head_attention_equals_nn_multihead_attention(kind):
         torch.testing.assert_close(ours.grad, theirs.grad)
 
 
+# The fused path (F.scaled_dot_product_attention) against the explicit one: float32
+# rounding of a different order of operations, never more than this.
+FUSED_TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
+
+
+@pytest.mark.parametrize("kind", ["self", "cross"])
+@pytest.mark.parametrize("mask_name", [*MASKS, "a fully masked row"])
+def test_the_fused_path_equals_the_explicit_path_forward_and_backward(mask_name, kind):
+    mha = MultiHeadAttention(D, H)
+    if mask_name == "a fully masked row":
+        mask = torch.ones(B, 1, T, S, dtype=torch.bool)
+        mask[0, 0, 2] = False  # query 2 of sentence 0 may attend to nothing
+    else:
+        mask = MASKS[mask_name]()
+    query, memory = torch.randn(B, T, D), torch.randn(B, S, D)
+    if kind == "self" and mask is not None:
+        mask = mask[..., :T]  # (..., T, S) -> (..., T, T)
+    runs = {}
+    for path in ("explicit", "fused"):
+        mha.zero_grad()
+        x, m = query.clone().requires_grad_(), memory.clone().requires_grad_()
+        key = x if kind == "self" else m
+        if path == "explicit":
+            out, _ = mha(x, key, key, mask, return_attention=True)
+        else:
+            out = mha(x, key, key, mask)
+        out.backward(torch.ones_like(out))
+        grads = [x.grad, *(p.grad.clone() for p in mha.parameters())]
+        runs[path] = (out, grads if kind == "self" else [*grads, m.grad])
+    torch.testing.assert_close(runs["fused"][0], runs["explicit"][0], **FUSED_TOLERANCE)
+    for fused, explicit in zip(runs["fused"][1], runs["explicit"][1], strict=True):
+        torch.testing.assert_close(fused, explicit, **FUSED_TOLERANCE)
+    if mask_name == "a fully masked row":
+        assert torch.all(runs["fused"][0][0, 2] == mha.w_o.bias)  # zero heads, then W^O
+
+
+def test_only_a_call_without_weights_takes_the_fused_path(monkeypatch):
+    calls = []
+    fused = F.scaled_dot_product_attention
+    monkeypatch.setattr(
+        F, "scaled_dot_product_attention", lambda *a, **k: calls.append(1) or fused(*a, **k)
+    )
+    mha, x = MultiHeadAttention(D, H), torch.randn(B, T, D)
+    mha(x, x, x, return_attention=True)
+    assert calls == []
+    mha(x, x, x)
+    assert calls == [1]
+
+
+def test_the_fused_path_drops_attention_weights_in_training_only():
+    mha, x = MultiHeadAttention(D, H, dropout=0.5), torch.randn(B, T, D)
+    torch.testing.assert_close(mha.eval()(x, x, x), mha(x, x, x, return_attention=True)[0])
+    torch.manual_seed(0)
+    assert not torch.allclose(mha.train()(x, x, x), mha.eval()(x, x, x))
+
+
 def test_cross_attention_keeps_query_and_key_lengths_apart():
     mha = MultiHeadAttention(D, H)
     out, weights = mha(

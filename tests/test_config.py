@@ -51,6 +51,16 @@ def test_small_shares_embeddings_only_when_asked():
             r"src_vocab_size=37000, tgt_vocab_size=10",
         ),
         ({"pad_id": -1}, ValueError, r"`pad_id` must be an int >= 0; got -1"),
+        (
+            {"attention_dropout": 1.0},
+            ValueError,
+            r"`attention_dropout` must be a float in \[0, 1\); got 1.0",
+        ),
+        (
+            {"attention_init": "xavier"},
+            ValueError,
+            r"`attention_init` must be one of \('separate', 'fused'\); got 'xavier'",
+        ),
     ],
 )
 def test_invalid_config_is_named(changes, error, match):

@@ -3,7 +3,7 @@ import torch
 from torch import nn
 
 from transformer_lib import masks
-from transformer_lib.attention import AttentionWeights
+from transformer_lib.attention import AttentionWeights, MultiHeadAttention
 from transformer_lib.config import TransformerConfig
 from transformer_lib.model import DecoderCache, Transformer, count_parameters
 
@@ -151,6 +151,35 @@ def test_pre_norm_model_ends_with_a_layer_norm(tiny_model):
         tiny_model(**SIZES).encoder.norm, nn.Identity
     )  # post-norm layers end normalised
     assert model(_tokens(1, 4), _tokens(1, 3)).shape == (1, 3, V)
+
+
+def test_final_norm_adds_nn_transformers_layer_norm_to_a_post_norm_stack(tiny_model):
+    model = tiny_model(**SIZES, final_norm=True)
+    assert isinstance(model.encoder.norm, nn.LayerNorm)
+    assert isinstance(model.decoder.norm, nn.LayerNorm)
+
+
+def test_attention_dropout_reaches_every_attention_layer_and_nothing_else(tiny_model):
+    model = tiny_model(**SIZES, dropout=0.2, attention_dropout=0.3)
+    attention = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
+    c = model.config
+    assert len(attention) == c.n_encoder_layers + 2 * c.n_decoder_layers
+    assert {m.dropout.p for m in attention} == {0.3}
+    others = {m.p for m in model.modules() if isinstance(m, nn.Dropout)} - {0.3}
+    assert others == {0.2}
+
+
+@pytest.mark.parametrize("init", ["separate", "fused"])
+def test_attention_init_draws_q_k_v_as_one_or_three_matrices(init):
+    d = 128
+    model = Transformer(TransformerConfig.small(50, d_model=d, attention_init=init))
+    attention = model.encoder.layers[0].self_attn
+    q_k_v = torch.cat([attention.w_q.weight, attention.w_k.weight, attention.w_v.weight])
+    bound = (6 / (d + d)) ** 0.5 if init == "separate" else (6 / (d + 3 * d)) ** 0.5
+    assert 0.99 * bound < q_k_v.abs().max() <= bound  # Xavier uniform: U(-bound, bound)
+    assert attention.w_o.weight.abs().max() > (6 / (4 * d)) ** 0.5  # W^O: (D, D) either way
+    biases = torch.cat([attention.w_q.bias, attention.w_o.bias])
+    assert torch.all(biases == 0) == (init == "fused")  # nn.MultiheadAttention: zero biases
 
 
 def test_model_learns_to_copy():

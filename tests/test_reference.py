@@ -7,6 +7,7 @@ from torch import nn
 from transformer_lib import masks
 from transformer_lib._checks import check_model
 from transformer_lib.attention import AttentionWeights, MultiHeadAttention
+from transformer_lib.config import TransformerConfig
 from transformer_lib.decode import greedy_decode
 from transformer_lib.model import Transformer, count_parameters
 from transformer_lib.reference import (
@@ -74,6 +75,22 @@ def test_transformer_equals_nn_transformer_forward_and_backward(norm_first, shar
     )
     for name, param in theirs.named_parameters():
         torch.testing.assert_close(param.grad, mirrored_grads[name], msg=name)
+
+
+def test_a_final_norm_and_attention_dropout_are_mirrored(tiny_model):
+    ours = tiny_model(d_model=D, n_heads=H, d_ff=32, final_norm=True, attention_dropout=0.2)
+    theirs = TorchTransformer.from_model(ours.eval())
+    assert count_parameters(theirs) == count_parameters(ours)  # the final norms copied
+    assert {layer.self_attn.dropout for layer in theirs.encoder.layers} == {0.2}
+    src, tgt = _batch()
+    torch.testing.assert_close(ours(src, tgt), theirs(src, tgt))
+
+
+def test_the_three_options_give_stock_nn_transformers_shape():
+    config = TransformerConfig.small(V, d_model=D, n_heads=H, d_ff=32)
+    like_torch = config.replace(final_norm=True, attention_dropout=config.dropout)
+    assert count_parameters(Transformer(like_torch)) == count_parameters(TorchTransformer(config))
+    assert count_parameters(Transformer(config)) < count_parameters(TorchTransformer(config))
 
 
 def test_the_comparison_notices_a_weight_that_differs(model):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal, overload
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from transformer_lib._checks import (
@@ -217,21 +218,55 @@ class MultiHeadAttention(nn.Module):
         positions too: a growing cache appends the projected key and value to them; a
         fixed one, once filled, reuses its keys and values and ignores key and value."""
         self._check_inputs(query, key, value, mask, cache)
-        q = self.split_heads(self.w_q(query))  # (B, T, D) -> (B, H, T, Dh)
-        k, v = self._keys_values(key, value, cache)  # (B, H, S, Dh) each
-        heads, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
-        output = self.w_o(self.merge_heads(heads))  # (B, H, T, Dh) -> (B, T, D)
-        return (output, weights) if return_attention else output
+        q, k, v = self._project(query, key, value, cache)  # (B, H, T|S, Dh) each
+        if return_attention:  # the explicit path of notebooks 03-05
+            heads, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
+            return self.w_o(self.merge_heads(heads)), weights  # (B, T, D), (B, H, T, S)
+        # No weights wanted: PyTorch's fused kernel computes the same softmax(QKᵀ/√d_k) V
+        # without keeping the (B, H, T, S) weights (equal within float rounding, tested;
+        # fully masked rows give zeros, as above). Its dropout draws other random numbers.
+        heads = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, dropout_p=self.dropout.p if self.training else 0.0
+        )
+        return self.w_o(self.merge_heads(heads))  # (B, H, T, Dh) -> (B, T, D)
 
-    def _keys_values(
-        self, key: torch.Tensor, value: torch.Tensor, cache: KVCache | None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Project key and value to heads, or take (and extend) what ``cache`` holds."""
+    def _project(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        cache: KVCache | None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Q, K, V split into heads; K and V from ``cache`` when it holds the encoder
+        memory, and appended to it when it grows. Shapes: (B, L, D) -> (B, H, L, Dh).
+
+        An input projected by several matrices (self-attention: query is key is value;
+        cross-attention: key is value) is multiplied by them side by side, one product
+        with a (D, n·D) matrix instead of n with (D, D): the same numbers, and faster."""
         if cache is not None and cache.fixed and cache.keys is not None:
-            return cache.keys, cache.values  # the encoder memory, projected at step one
-        k = self.split_heads(self.w_k(key))  # (B, S, D) -> (B, H, S, Dh)
-        v = self.split_heads(self.w_v(value))  # (B, S, D) -> (B, H, S, Dh)
-        return (k, v) if cache is None else cache.store(k, v)
+            (q,) = self._heads(query, self.w_q)
+            return q, cache.keys, cache.values  # the encoder memory, projected at step one
+        if query is key and key is value:
+            q, k, v = self._heads(query, self.w_q, self.w_k, self.w_v)
+        elif key is value:
+            (q,), (k, v) = self._heads(query, self.w_q), self._heads(key, self.w_k, self.w_v)
+        else:
+            (q,), (k,), (v,) = (
+                self._heads(x, w)
+                for x, w in zip((query, key, value), (self.w_q, self.w_k, self.w_v), strict=True)
+            )
+        if cache is not None:
+            k, v = cache.store(k, v)
+        return q, k, v
+
+    def _heads(self, x: torch.Tensor, *projections: nn.Linear) -> list[torch.Tensor]:
+        """x times each projection, split into heads: (B, L, D) -> n x (B, H, L, Dh)."""
+        if len(projections) == 1:
+            return [self.split_heads(projections[0](x))]
+        weight = torch.cat([p.weight for p in projections])  # n x (D, D) -> (n·D, D)
+        bias = None if projections[0].bias is None else torch.cat([p.bias for p in projections])
+        outputs = F.linear(x, weight, bias).chunk(len(projections), dim=-1)
+        return [self.split_heads(y) for y in outputs]  # chunks of (B, L, n·D)
 
     def _check_inputs(self, query, key, value, mask, cache) -> None:
         for name, x in (("query", query), ("key", key), ("value", value)):

@@ -12,6 +12,8 @@ from transformer_lib._checks import (
     fail,
 )
 
+ATTENTION_INITS = ("separate", "fused")
+
 
 @dataclass(frozen=True)
 class TransformerConfig:
@@ -37,6 +39,14 @@ class TransformerConfig:
     tie_output: bool = True  # the pre-softmax linear layer reuses the target embedding (§3.4)
     learned_positions: bool = False  # §3.5: learned positions "nearly identical" results
     layer_norm_eps: float = 1e-5  # nn.LayerNorm's default
+    # Three choices the paper leaves open, where nn.Transformer differs from it (notebook 08
+    # measures each): dropout on the attention weights (nn.Transformer: = dropout), a
+    # LayerNorm after the last post-norm layer of each stack (nn.Transformer: always), and
+    # how W^Q, W^K, W^V start ("fused": nn.MultiheadAttention's Xavier bound of one
+    # (3D, D) matrix and zero attention biases; "separate": three (D, D) Xavier matrices).
+    attention_dropout: float = 0.0
+    final_norm: bool = False  # pre-norm stacks always end with one
+    attention_init: str = "separate"
 
     def __post_init__(self) -> None:
         for name in (
@@ -52,6 +62,9 @@ class TransformerConfig:
             check_int(name, getattr(self, name), minimum=1)
         check_int("pad_id", self.pad_id, minimum=0)
         check_probability("dropout", self.dropout)
+        check_probability("attention_dropout", self.attention_dropout)
+        if self.attention_init not in ATTENTION_INITS:
+            fail("attention_init", f"one of {ATTENTION_INITS}", repr(self.attention_init))
         check_heads(self.d_model, self.n_heads)
         if not self.learned_positions:
             check_even_width(self.d_model)

@@ -64,10 +64,12 @@ def _attend(
     record: list[torch.Tensor] | None,
     cache: KVCache | None = None,
 ) -> torch.Tensor:
-    """Attention from ``query`` over ``memory``; its weights go to ``record`` if given."""
+    """Attention from ``query`` over ``memory``; its weights go to ``record`` if given
+    (only then are they computed: without, attention may take its fused path)."""
+    if record is None:
+        return attention(query, memory, memory, mask, cache=cache)
     output, weights = attention(query, memory, memory, mask, return_attention=True, cache=cache)
-    if record is not None:
-        record.append(weights)
+    record.append(weights)
     return output
 
 
@@ -95,10 +97,11 @@ class EncoderLayer(_Layer):
         dropout: float = 0.1,
         norm_first: bool = False,
         layer_norm_eps: float = 1e-5,
+        attention_dropout: float = 0.0,
     ) -> None:
         super().__init__()
         self.d_model, self.norm_first = d_model, norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads)
+        self.self_attn = MultiHeadAttention(d_model, n_heads, attention_dropout)
         self.feed_forward = FeedForward(d_model, d_ff, dropout)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
@@ -143,11 +146,12 @@ class DecoderLayer(_Layer):
         dropout: float = 0.1,
         norm_first: bool = False,
         layer_norm_eps: float = 1e-5,
+        attention_dropout: float = 0.0,
     ) -> None:
         super().__init__()
         self.d_model, self.norm_first = d_model, norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads)
+        self.self_attn = MultiHeadAttention(d_model, n_heads, attention_dropout)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, attention_dropout)
         self.feed_forward = FeedForward(d_model, d_ff, dropout)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)

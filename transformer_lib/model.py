@@ -17,19 +17,46 @@ from transformer_lib._checks import (
     check_width,
     fail,
 )
-from transformer_lib.attention import AttentionWeights
+from transformer_lib.attention import AttentionWeights, MultiHeadAttention
 from transformer_lib.config import TransformerConfig
 from transformer_lib.embeddings import PositionalEncoding, TokenEmbedding
 from transformer_lib.layers import DecoderLayer, DecoderLayerCache, EncoderLayer
 from transformer_lib.masks import padding_mask, target_mask
 
 
+def _layer_arguments(c: TransformerConfig) -> tuple:
+    """What ``EncoderLayer`` and ``DecoderLayer`` take from the config, in their order."""
+    return (
+        c.d_model,
+        c.n_heads,
+        c.d_ff,
+        c.dropout,
+        c.norm_first,
+        c.layer_norm_eps,
+        c.attention_dropout,
+    )
+
+
 def _final_norm(config: TransformerConfig) -> nn.Module:
     # Pre-norm leaves the last residual sum un-normalised, so the stack ends with a
-    # LayerNorm; post-norm layers already end with one (the paper has no extra norm).
-    if config.norm_first:
+    # LayerNorm; post-norm layers already end with one (the paper has no extra norm,
+    # nn.Transformer adds one anyway: ``final_norm=True``).
+    if config.norm_first or config.final_norm:
         return nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
     return nn.Identity()
+
+
+@torch.no_grad()
+def _init_as_torch(attention: MultiHeadAttention) -> None:
+    """Start ``attention`` as ``nn.MultiheadAttention`` starts: W^Q, W^K, W^V drawn with the
+    Xavier bound of their stacked (3D, D) matrix, √(6 / 4D), which is 1/√2 of a (D, D)
+    matrix's; W^O stays Xavier over (D, D); every bias starts at zero."""
+    bound = (6 / (4 * attention.d_model)) ** 0.5
+    for projection in (attention.w_q, attention.w_k, attention.w_v):
+        projection.weight.uniform_(-bound, bound)
+    for projection in (attention.w_q, attention.w_k, attention.w_v, attention.w_o):
+        if projection.bias is not None:
+            projection.bias.zero_()
 
 
 class Encoder(nn.Module):
@@ -39,8 +66,7 @@ class Encoder(nn.Module):
         super().__init__()
         c = config
         self.layers = nn.ModuleList(
-            EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps)
-            for _ in range(c.n_encoder_layers)
+            EncoderLayer(*_layer_arguments(c)) for _ in range(c.n_encoder_layers)
         )
         self.norm = _final_norm(config)
 
@@ -86,8 +112,7 @@ class Decoder(nn.Module):
         super().__init__()
         c = config
         self.layers = nn.ModuleList(
-            DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps)
-            for _ in range(c.n_decoder_layers)
+            DecoderLayer(*_layer_arguments(c)) for _ in range(c.n_decoder_layers)
         )
         self.norm = _final_norm(config)
 
@@ -171,6 +196,10 @@ class Transformer(ModelContract):
                 nn.init.normal_(p, std=self.config.d_model**-0.5)
             elif p.dim() > 1:
                 nn.init.xavier_uniform_(p)
+        if self.config.attention_init == "fused":
+            for module in self.modules():
+                if isinstance(module, MultiHeadAttention):
+                    _init_as_torch(module)
 
     def encode(
         self,
