@@ -39,11 +39,12 @@ class TransformerConfig:
     tie_output: bool = True  # the pre-softmax linear layer reuses the target embedding (§3.4)
     learned_positions: bool = False  # §3.5: learned positions "nearly identical" results
     layer_norm_eps: float = 1e-5  # nn.LayerNorm's default
-    # Three choices the paper leaves open, where nn.Transformer differs from it (notebook 08
-    # measures each): dropout on the attention weights (nn.Transformer: = dropout), a
-    # LayerNorm after the last post-norm layer of each stack (nn.Transformer: always), and
-    # how W^Q, W^K, W^V start ("fused": nn.MultiheadAttention's Xavier bound of one
-    # (3D, D) matrix and zero attention biases; "separate": three (D, D) Xavier matrices).
+    # Three choices the paper leaves open, where nn.Transformer differs from it
+    # (benchmarks/ablations.py measures each): dropout on the attention weights
+    # (nn.Transformer: = dropout), a LayerNorm after the last post-norm layer of each stack
+    # (nn.Transformer: always), and how W^Q, W^K, W^V start ("fused": nn.MultiheadAttention's
+    # Xavier bound of one (3D, D) matrix and zero attention biases; "separate": three (D, D)
+    # Xavier matrices).
     attention_dropout: float = 0.0
     final_norm: bool = False  # pre-norm stacks always end with one
     attention_init: str = "separate"

@@ -134,8 +134,9 @@ class TorchTransformer(ModelContract):
     def from_model(cls, model: Transformer) -> TorchTransformer:
         """An independent copy of ``model`` with PyTorch's stacks, every weight copied.
 
-        Shared and tied embeddings stay shared; a post-norm stack gets no final norm
-        (``nn.Transformer`` always adds one), a pre-norm stack a copy of ours.
+        Shared and tied embeddings stay shared; a stack with a final norm (pre-norm, or
+        ``final_norm=True``) gets a copy of ours, one without gets none (``nn.Transformer``
+        always adds one); the attention dropout is copied.
         """
         base = copy.deepcopy(model)  # deepcopy keeps shared and tied weights shared
         mirror = cls(
