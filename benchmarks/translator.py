@@ -7,7 +7,7 @@ After each chunk the model is scored on the validation split (greedy BLEU, not t
 When a model first reaches each of ``--targets`` it is scored on the test and longer
 splits; it trains on until its ``--budget`` of training seconds is spent and is scored again.
 
-    python benchmarks/translator.py [--targets 90 95] [--budget 120] [--device cpu]
+    python benchmarks/translator.py [--targets 90 95] [--budget 45] [--device cpu]
 
 Prints, per target: seconds (and steps) to it, test BLEU, longer-split BLEU (greedy), exact
 match, AER of the last layer's cross-attention, and the ratio of the two models' times to it
@@ -25,7 +25,8 @@ import sys
 
 import torch
 
-from transformer_lib import TransformerConfig, get_device
+from transformer_lib import get_device
+from transformer_lib.ablation import RECIPE, recipe_config
 from transformer_lib.data import (
     build_vocabs,
     concatenate_pairs,
@@ -39,31 +40,18 @@ from transformer_lib.reference import TorchTransformer
 from transformer_lib.train import TrainState, make_optimizer, make_scheduler, train
 
 
-def build_config(src_size: int, tgt_size: int) -> TransformerConfig:
-    """The model of notebook 07 (see there for why this size)."""
-    return TransformerConfig.small(
-        src_size,
-        tgt_size,
-        d_model=128,
-        n_heads=4,
-        d_ff=512,
-        n_encoder_layers=2,
-        n_decoder_layers=2,
-        dropout=0.1,
-        max_len=64,
-    )
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--targets", type=float, nargs="+", default=[90.0, 95.0], help="validation BLEUs to reach"
     )
-    parser.add_argument("--budget", type=float, default=120.0, help="training seconds per model")
+    parser.add_argument("--budget", type=float, default=45.0, help="training seconds per model")
     parser.add_argument("--eval-every", type=int, default=50, help="steps between evaluations")
-    parser.add_argument("--max-tokens", type=int, default=3000, help="padded tokens per batch")
-    parser.add_argument("--warmup", type=int, default=100)
-    parser.add_argument("--peak-lr", type=float, default=5e-3)
+    parser.add_argument(
+        "--max-tokens", type=int, default=RECIPE.max_tokens, help="padded tokens per batch"
+    )
+    parser.add_argument("--warmup", type=int, default=RECIPE.warmup)
+    parser.add_argument("--peak-lr", type=float, default=RECIPE.peak_lr)
     parser.add_argument("--joined", type=float, default=0.25, help="extra joined pairs (share)")
     parser.add_argument(
         "--stop-at-target", action="store_true", help="do not train on to the budget"
@@ -80,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     pairs = encode_pairs(train_examples, src_vocab, tgt_vocab)
     pairs += concatenate_pairs(pairs, int(args.joined * len(pairs)), seed=0)  # as notebook 07
     splits = {name: load_split(name) for name in ("valid", "test", "longer")}
-    config = build_config(len(src_vocab), len(tgt_vocab))
+    config = recipe_config(len(src_vocab), len(tgt_vocab))  # notebook 07's model
 
     runs = {}
     for name, cls in (("transformer_lib", Transformer), ("nn.Transformer", TorchTransformer)):

@@ -55,6 +55,7 @@ PUBLIC_NAMES = [
     "plot_architecture",
     "plot_loss_curve",
     "plot_lr_schedule",
+    "plot_seed_spread",
 ]
 
 
@@ -215,3 +216,30 @@ def test_plot_alignment_boxes_gold_pairs_in_pharaoh_order():
     boxes = [p for p in ax.patches if p.get_edgecolor()[:3] == (1.0, 0.0, 0.0)]
     assert [(b.get_x() + 0.5, b.get_y() + 0.5) for b in boxes] == [(0, 0), (1, 1), (2, 2)]
     assert _ticks(ax.get_xticklabels()) == src and _ticks(ax.get_yticklabels()) == tgt
+
+
+def test_plot_seed_spread_draws_one_row_per_variant_with_each_seed_and_the_mean():
+    results = {"notebook 07": [96.0, 97.0, 98.0], "1 head": torch.tensor([90.0, 93.0, 91.0])}
+    ax = viz.plot_seed_spread(results, title="heads", baseline="notebook 07")
+    assert _ticks(ax.get_yticklabels()) == ["notebook 07", "1 head"]
+    seeds = [c.get_offsets() for c in ax.collections]
+    assert [sorted(points[:, 0]) for points in seeds] == [[96, 97, 98], [90, 91, 93]]
+    assert [list(points[:, 1]) for points in seeds] == [[0, 0, 0], [1, 1, 1]]
+    lines = [line.get_xdata() for line in ax.get_lines()]
+    assert [96.0, 98.0] in [list(x) for x in lines]  # the first row's min-max range
+    mean_marks = [x for x in lines if len(x) == 2 and x[0] == x[1]]  # vertical: means, baseline
+    assert sorted(round(x[0], 2) for x in mean_marks) == [91.33, 97.0, 97.0]
+    assert ax.get_xlabel() == "valid BLEU" and ax.get_title() == "heads"
+
+
+@pytest.mark.parametrize(
+    ("results", "baseline", "match"),
+    [
+        ({}, None, r"`results` must be a non-empty mapping"),
+        ({"a": []}, None, r"`results\['a'\]` must be a non-empty 1-D list of numbers"),
+        ({"a": [1.0]}, "b", r"`baseline` must be one of \['a'\]; got 'b'"),
+    ],
+)
+def test_plot_seed_spread_rejects_bad_input_with_the_house_error(results, baseline, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        viz.plot_seed_spread(results, baseline=baseline)

@@ -8,7 +8,7 @@ assumes a number of heads or layers.
 
 Modules: ``heatmaps`` (the heatmap core, attention), ``masks`` (masks, alignments), ``positional``
 (the positional-encoding table), ``architecture`` (Figure 1), ``curves`` (loss and
-learning rate); ``_common`` holds what they share.
+learning rate, results over seeds); ``_common`` holds what they share.
 
 Shapes:
     T query (target) length, S key (source) length, H heads, L positions, D d_model.
@@ -18,7 +18,7 @@ where query t looks.
 
 from transformer_lib.viz._common import LABEL_SIZE, TICK_SIZE, TITLE_SIZE
 from transformer_lib.viz.architecture import plot_architecture
-from transformer_lib.viz.curves import plot_loss_curve, plot_lr_schedule
+from transformer_lib.viz.curves import plot_loss_curve, plot_lr_schedule, plot_seed_spread
 from transformer_lib.viz.heatmaps import (
     plot_attention,
     plot_attention_heads,
@@ -44,4 +44,5 @@ __all__ = [
     "plot_architecture",
     "plot_loss_curve",
     "plot_lr_schedule",
+    "plot_seed_spread",
 ]

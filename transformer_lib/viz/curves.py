@@ -113,3 +113,39 @@ def plot_lr_schedule(
     ax.legend(fontsize=TICK_SIZE)
     ax.grid(alpha=0.3)
     return ax
+
+
+def plot_seed_spread(
+    results: Mapping[str, ArrayLike],
+    ax: Axes | None = None,
+    title: str = "",
+    xlabel: str = "valid BLEU",
+    baseline: str | None = None,
+) -> Axes:
+    """One row per variant: each seed's result as a dot, the mean as a bar, the min-max
+    range as a line, so a difference can be read against the spread between seeds.
+
+    ``results`` maps variant name -> one number per seed (any number of variants and
+    seeds); rows are drawn top to bottom in the mapping's order. ``baseline`` names the
+    variant whose mean gets a dashed vertical line.
+    """
+    if not isinstance(results, Mapping) or not results:
+        fail("results", "a non-empty mapping of variant name -> one number per seed",
+             _describe(results), error=TypeError)  # fmt: skip
+    if baseline is not None and baseline not in results:
+        fail("baseline", f"one of {list(results)}", repr(baseline))
+    ax = new_axes(ax, size=(7, 0.8 + 0.45 * len(results)))
+    for row, (name, values) in enumerate(results.items()):
+        values = _numbers(f"results[{name!r}]", values)
+        ax.plot([values.min(), values.max()], [row, row], color="grey", linewidth=2)
+        ax.scatter(values, np.full(len(values), row), color="tab:blue", zorder=3, s=30)
+        ax.plot([values.mean()] * 2, [row - 0.3, row + 0.3], color="black", linewidth=2)
+    if baseline is not None:
+        ax.axvline(np.mean(_numbers("baseline", results[baseline])), color="grey", linestyle="--")
+    ax.set_yticks(range(len(results)), list(results), fontsize=TICK_SIZE)
+    ax.set_ylim(len(results) - 0.5, -0.5)  # the first variant on top
+    ax.set_xlabel(xlabel, fontsize=LABEL_SIZE)
+    ax.tick_params(axis="x", labelsize=TICK_SIZE)
+    if title:
+        ax.set_title(title, fontsize=TITLE_SIZE)
+    return ax

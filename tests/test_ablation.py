@@ -1,0 +1,94 @@
+"""ablation: the study's bookkeeping, its stored results, and one of them re-run."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import pytest
+
+from transformer_lib import ablation
+
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+STORED = {"ablations.csv": ablation.STUDIES, "stack_study_d128.csv": None}
+
+
+def _run(variant: str, seed: int, points: list[tuple[int, float, float]]) -> list[dict]:
+    """Rows of one run: (step, seconds, valid BLEU); the other metrics follow BLEU."""
+    return [
+        {"variant": variant, "seed": seed, "step": step, "seconds": seconds, "loss": 1.0,
+         "valid_bleu": bleu, "longer_bleu": bleu / 2, "valid_aer": 0.1}
+        for step, seconds, bleu in points
+    ]  # fmt: skip
+
+
+def test_at_time_interpolates_between_evaluations_and_clamps_at_the_ends():
+    runs = _run("notebook 07", 0, [(100, 10.0, 20.0), (200, 20.0, 60.0)])
+    assert ablation.at_time(runs, "valid_bleu", 15.0) == pytest.approx(40.0)
+    assert ablation.at_time(runs, "valid_bleu", 5.0) == 20.0
+    assert ablation.at_time(runs, "valid_bleu", 25.0) == 60.0
+
+
+def test_summarize_compares_at_equal_steps_and_at_the_fastest_runs_time():
+    rows = _run("notebook 07", 0, [(100, 10.0, 20.0), (200, 20.0, 60.0)])
+    rows += _run("notebook 07", 1, [(100, 10.0, 30.0), (200, 20.0, 70.0)])
+    rows += _run("pre-norm", 0, [(100, 20.0, 30.0), (200, 40.0, 80.0)])  # twice as slow
+    step, seconds, (base, pre_norm) = ablation.summarize(rows, ["notebook 07", "pre-norm"])
+    assert (step, seconds) == (200, 20.0)
+    assert base["seeds"] == 2 and base["valid_bleu"] == "65.0 [60.0-70.0]"
+    assert base["valid_aer"] == "0.100 [0.100-0.100]"
+    # at 20 s the slower run is at its step 100
+    assert pre_norm["valid_bleu"] == "80.0 [80.0-80.0]"
+    assert pre_norm["valid_bleu at time"] == "30.0 [30.0-30.0]"
+    assert pre_norm["longer_bleu at time"] == "15.0 [15.0-15.0]"
+
+
+def test_summarize_names_the_stored_variants_when_none_is_asked_for():
+    with pytest.raises(ValueError, match=r"`names` must be variants with stored rows, among"):
+        ablation.summarize(_run("notebook 07", 0, [(100, 1.0, 1.0)]), ["8 heads"])
+
+
+def test_train_variant_names_the_variants_it_knows():
+    with pytest.raises(ValueError, match=r"`name` must be one of \['notebook 07', "):
+        ablation.train_variant("16 heads", 0, None, [10])
+
+
+def test_every_study_names_known_variants_and_each_changes_one_thing():
+    for names in ablation.STUDIES.values():
+        assert set(names) <= set(ablation.VARIANTS)
+    for name, variant in ablation.VARIANTS.items():
+        for field in variant.get("train", {}):
+            assert hasattr(ablation.RECIPE, field), (name, field)
+        ablation.recipe_config(200, 300, **variant.get("config", {}))  # validates
+
+
+@pytest.mark.parametrize("name", sorted(STORED))
+def test_the_stored_rows_are_complete(name):
+    rows = ablation.read_rows(RESULTS / name)
+    assert rows, f"{name} holds no rows"
+    variants = {row["variant"] for row in rows}
+    studies = STORED[name]
+    if studies is not None:  # every variant of every study is there
+        assert variants == {v for names in studies.values() for v in names}
+    for variant in variants:
+        runs = {(row["seed"]) for row in rows if row["variant"] == variant}
+        assert len(runs) >= 3, variant
+        steps = {row["step"] for row in rows if row["variant"] == variant}
+        assert len(steps) >= 3, variant
+    assert all(row["command"] and row["commit"] and row["machine"] and row["date"] for row in rows)
+
+
+@pytest.mark.slow
+def test_a_stored_row_re_run_lands_inside_the_stored_spread(one_thread):
+    """Train notebook 07's recipe with seed 0 again to step 200 (about 15 s on 1 CPU core):
+    its valid BLEU and AER must land within the range over the stored seeds."""
+    rows = ablation.read_rows(RESULTS / "ablations.csv")
+    stored = [row for row in rows if row["variant"] == ablation.BASE and row["step"] == 200]
+    (again,) = ablation.train_variant(ablation.BASE, 0, ablation.Corpus(), [200])
+    for metric in ("valid_bleu", "longer_bleu", "valid_aer"):
+        values = [row[metric] for row in stored]
+        assert min(values) <= again[metric] <= max(values), (
+            metric,
+            again[metric],
+            statistics.mean(values),
+        )
