@@ -19,7 +19,7 @@ right after it a check cell with exactly one ``exercises.check_...(...)`` call (
 autograded test cell). ``make student`` replaces the solution with
 ``raise NotImplementedError(...)``, and the check then says "not implemented yet".
 
-Layout: one or more modules per notebook (``ch00_introduction`` ... ``ch07_evaluation``),
+Layout: one or more modules per notebook (``ch00_introduction`` ... ``ch08_what_matters``),
 each check beside its catalogue; ``_core`` holds what they share (calling the student's
 function, comparing results, naming a mistake).
 
@@ -145,6 +145,14 @@ The checks, with the signature of the function they take (masks: bool, True = ma
                                     1 - (|A∩S| + |A∩P∪S|)/(|A| + |S|).  Names: no "1 -", P
                                     ignored, |A| + |P|, empty case dividing by zero, 1 -
                                     precision, 1 - recall, P not joined with S.
+08 what matters
+    check_xavier_bound(fn)          fn(fan_out, fan_in) -> float, nn.init.xavier_uniform_'s bound
+                                    √(6 / (fan_in + fan_out)).  Names: the normal draw's std
+                                    √(2 / ...), √(6 / fan_in), no square root, fan_in · fan_out.
+    check_clearly_better(fn)        fn(ours, theirs) -> bool, lists of one score per seed: every
+                                    seed of ours above every seed of theirs, min(ours) >
+                                    max(theirs).  Names: means compared, ranges merely touching
+                                    (max > min), seeds compared pairwise, a tie counted as a win.
 """
 
 from transformer_lib.exercises._core import ExerciseFailed
@@ -182,6 +190,7 @@ from transformer_lib.exercises.ch07_decoding import check_greedy_decode, check_l
 from transformer_lib.exercises.ch07_evaluation import check_alignment_error_rate
 from transformer_lib.exercises.ch07_label_smoothing import check_label_smoothing
 from transformer_lib.exercises.ch07_schedule import check_lr_schedule
+from transformer_lib.exercises.ch08_what_matters import check_clearly_better, check_xavier_bound
 
 __all__ = [
     "ExerciseFailed",
@@ -210,4 +219,6 @@ __all__ = [
     "check_greedy_decode",
     "check_length_penalty",
     "check_alignment_error_rate",
+    "check_xavier_bound",
+    "check_clearly_better",
 ]
