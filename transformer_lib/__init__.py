@@ -1,9 +1,9 @@
 """transformer_lib: the small library behind the Transformer course.
 
 One module per concept, in the order the notebooks teach them:
-config, embeddings, masks, attention, layers, model and reference (the same modules
-as PyTorch's); the translator pipeline (vocab, data, train, checkpoint, decode,
-translate, evaluate); the teaching layer (viz, widgets, playground, exercises).
+config, embeddings, dropout, masks, attention, layers, model and reference (the same
+modules as PyTorch's); the translator pipeline (vocab, data, train, checkpoint, decode,
+translate, evaluate, ablation); the teaching layer (viz, widgets, playground, exercises).
 Masks are bool, True = may attend.
 """
 

@@ -19,6 +19,7 @@ from transformer_lib._checks import (
     check_tensor,
     check_token_ids,
 )
+from transformer_lib.dropout import Dropout
 
 
 def sinusoidal_positional_encoding(max_len: int, d_model: int) -> torch.Tensor:
@@ -83,7 +84,7 @@ class PositionalEncoding(nn.Module):
         else:
             table = sinusoidal_positional_encoding(max_len, d_model)
             self.register_buffer("pe", table, persistent=False)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Shapes: x (B, L, D) -> (B, L, D)."""

@@ -18,6 +18,7 @@ from torch import nn
 
 from transformer_lib._checks import check_int, check_probability, check_width
 from transformer_lib.attention import AttentionWeights, KVCache, MultiHeadAttention
+from transformer_lib.dropout import Dropout
 
 
 class FeedForward(nn.Module):
@@ -29,7 +30,7 @@ class FeedForward(nn.Module):
         check_probability("dropout", dropout)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Shapes: (B, L, D) -> (B, L, d_ff) -> (B, L, D)."""
@@ -105,7 +106,7 @@ class EncoderLayer(_Layer):
         self.feed_forward = FeedForward(d_model, d_ff, dropout)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(
         self,
@@ -156,7 +157,7 @@ class DecoderLayer(_Layer):
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(
         self,
