@@ -158,7 +158,7 @@ def test_the_student_edition_runs_with_only_not_implemented_messages(edition, pa
         notebook,
         kernel_name="python3",
         allow_errors=True,
-        timeout=1800,  # a cell; notebook 07 trains for ~2 min on a quiet 2-core CPU
+        timeout=1800,  # a cell, generous: notebook 07 trains for ~30 s on a quiet 2-core CPU
         resources={"metadata": {"path": str(edition)}},
     )
     client.execute()
