@@ -24,17 +24,17 @@ from transformer_lib.layers import DecoderLayer, DecoderLayerCache, EncoderLayer
 from transformer_lib.masks import padding_mask, target_mask
 
 
-def _layer_arguments(c: TransformerConfig) -> tuple:
-    """What ``EncoderLayer`` and ``DecoderLayer`` take from the config, in their order."""
-    return (
-        c.d_model,
-        c.n_heads,
-        c.d_ff,
-        c.dropout,
-        c.norm_first,
-        c.layer_norm_eps,
-        c.attention_dropout,
-    )
+def _layer_arguments(c: TransformerConfig) -> dict:
+    """What ``EncoderLayer`` and ``DecoderLayer`` take from the config."""
+    return {
+        "d_model": c.d_model,
+        "n_heads": c.n_heads,
+        "d_ff": c.d_ff,
+        "dropout": c.dropout,
+        "norm_first": c.norm_first,
+        "layer_norm_eps": c.layer_norm_eps,
+        "attention_dropout": c.attention_dropout,
+    }
 
 
 def _final_norm(config: TransformerConfig) -> nn.Module:
@@ -66,7 +66,7 @@ class Encoder(nn.Module):
         super().__init__()
         c = config
         self.layers = nn.ModuleList(
-            EncoderLayer(*_layer_arguments(c)) for _ in range(c.n_encoder_layers)
+            EncoderLayer(**_layer_arguments(c)) for _ in range(c.n_encoder_layers)
         )
         self.norm = _final_norm(config)
 
@@ -112,7 +112,7 @@ class Decoder(nn.Module):
         super().__init__()
         c = config
         self.layers = nn.ModuleList(
-            DecoderLayer(*_layer_arguments(c)) for _ in range(c.n_decoder_layers)
+            DecoderLayer(**_layer_arguments(c)) for _ in range(c.n_decoder_layers)
         )
         self.norm = _final_norm(config)
 
