@@ -48,9 +48,24 @@ def test_summarize_names_the_stored_variants_when_none_is_asked_for():
         ablation.summarize(_run("notebook 07", 0, [(100, 1.0, 1.0)]), ["8 heads"])
 
 
-def test_train_variant_names_the_variants_it_knows():
+def test_train_variant_names_the_variants_it_knows_and_wants_steps():
     with pytest.raises(ValueError, match=r"`name` must be one of \['notebook 07', "):
         ablation.train_variant("16 heads", 0, None, [10])
+    with pytest.raises(ValueError, match=r"`eval_at` must be a non-empty list of steps"):
+        ablation.train_variant("8 heads", 0, None, [])
+
+
+def test_train_variant_scores_at_every_step_asked_for(one_thread):
+    """Steps that are not multiples of the first still get their row (tiny corpus)."""
+    corpus = ablation.Corpus()
+    corpus.pairs, corpus.valid, corpus.longer = (
+        corpus.pairs[:64],
+        corpus.valid[:4],
+        corpus.longer[:4],
+    )
+    rows = ablation.train_variant("1 head", 0, corpus, [3, 5, 6])
+    assert [row["step"] for row in rows] == [3, 5, 6]
+    assert all(row["variant"] == "1 head" and 0 <= row["valid_aer"] <= 1 for row in rows)
 
 
 def test_every_study_names_known_variants_and_each_changes_one_thing():
