@@ -19,7 +19,8 @@ evaluation step (equal steps) and at the time the fastest run needed for it (equ
 read off each run's curve). BLEU and AER do not depend on the machine's speed; the
 seconds do, so time the runs on a quiet machine, one at a time.
 
-``--summary`` only prints the stored rows' summary; with ``--out`` it reads another file,
+``--summary`` trains nothing: it prints the stored rows' summary (and, for the whole study,
+redraws its figure from them); with ``--out`` it reads another file,
 such as ``benchmarks/results/stack_study_d128.csv`` (the first stack study, on the former
 recipe: d_model 128, dropout 0.1, 3000-token batches; its variants' names are its own).
 """
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (at most 2)")
     parser.add_argument("--device", default=None, help="default: COURSE_DEVICE, else GPU, else CPU")
     parser.add_argument(
-        "--summary", action="store_true", help="only print the stored rows' summary"
+        "--summary", action="store_true", help="train nothing: summarise the stored rows"
     )
     args = parser.parse_args(argv)
 

@@ -221,14 +221,19 @@ def runs_by_variant(rows: list[dict], names: list[str]) -> dict[str, list[list[d
     }
 
 
-def final_scores(rows: list[dict], names: list[str], metric: str) -> dict[str, list[float]]:
-    """``metric`` at the last step every run of ``names`` reached: variant -> one per seed."""
-    by_variant = runs_by_variant(rows, names)
+def _at_last_step(by_variant: dict[str, list[list[dict]]]) -> tuple[int, dict[str, list[dict]]]:
+    """The last step every run reached, and each variant's rows there (one per seed)."""
     last = min(run[-1]["step"] for runs in by_variant.values() for run in runs)
-    return {
-        name: [next(r[metric] for r in run if r["step"] == last) for run in runs]
+    return last, {
+        name: [next(r for r in run if r["step"] == last) for run in runs]
         for name, runs in by_variant.items()
     }
+
+
+def final_scores(rows: list[dict], names: list[str], metric: str) -> dict[str, list[float]]:
+    """``metric`` at the last step every run of ``names`` reached: variant -> one per seed."""
+    _, at_step = _at_last_step(runs_by_variant(rows, names))
+    return {name: [row[metric] for row in seeds] for name, seeds in at_step.items()}
 
 
 def summarize(rows: list[dict], names: list[str]) -> tuple[int, float, list[dict]]:
@@ -237,15 +242,14 @@ def summarize(rows: list[dict], names: list[str]) -> tuple[int, float, list[dict
     curve). Returns (step, seconds, one dict per variant: ``variant, seeds, seconds``, and
     per metric ``mean [min-max]`` at the step and, for the BLEUs, ``… at time``)."""
     by_variant = runs_by_variant(rows, names)
-    runs = [run for variant_runs in by_variant.values() for run in variant_runs]
-    last = min(run[-1]["step"] for run in runs)
-    equal_time = min(next(r["seconds"] for r in run if r["step"] == last) for run in runs)
+    last, at_step = _at_last_step(by_variant)
+    equal_time = min(row["seconds"] for seeds in at_step.values() for row in seeds)
     lines = []
     for name, variant_runs in by_variant.items():
-        at_step = [next(r for r in run if r["step"] == last) for run in variant_runs]
+        seeds = at_step[name]
         line = {"variant": name, "seeds": len(variant_runs)}
-        line["seconds"] = statistics.median(r["seconds"] for r in at_step)
-        line |= {metric: spread([r[metric] for r in at_step]) for metric in METRICS}
+        line["seconds"] = statistics.median(r["seconds"] for r in seeds)
+        line |= {metric: spread([r[metric] for r in seeds]) for metric in METRICS}
         line |= {
             f"{metric} at time": spread([at_time(run, metric, equal_time) for run in variant_runs])
             for metric in METRICS[:2]
