@@ -1,6 +1,8 @@
 # The README's two commands:
 #   make lab    set up .venv (first run only) and open the course in JupyterLab
 #   make test   set up .venv (first run only), lint, run the library tests and every notebook
+#   make test-kernels   the library tests and every notebook (browser test aside) under both
+#                       CPU kernel sets and 1 and 2 threads: what must hold on any machine
 
 PYTHON ?= python3
 VENV := .venv
@@ -20,7 +22,7 @@ export JUPYTER_PREFER_ENV_PATH := 1
 # Jupyter refuses to start as root without this flag (containers, CI).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test install format student handouts
+.PHONY: lab test test-kernels install format student handouts
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT)
@@ -29,11 +31,31 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VPY) -m pytest tests
 	@if find notebooks -maxdepth 1 -name '*.ipynb' 2>/dev/null | grep -q .; then \
-		echo "$(VPY) -m pytest --nbval notebooks --nbval-sanitize-with tests/nbval_sanitize.cfg"; \
-		$(VPY) -m pytest --nbval notebooks --nbval-sanitize-with tests/nbval_sanitize.cfg; \
+		echo "$(VPY) -m pytest $(NBVAL)"; \
+		$(VPY) -m pytest $(NBVAL); \
 	else \
 		echo "No notebooks in notebooks/ yet: skipping the notebook run."; \
 	fi
+
+# The same tests under each of PyTorch's portable CPU kernel sets (`default`, `avx2`; the
+# kernel set decides summation order, so results differ in the last bits) at 1 and at 2
+# threads: four runs, each printing its own summary; fails if any run failed. Numbers
+# that a test or a stored notebook output compares must hold in all four.
+KERNEL_SETS := default avx2
+THREAD_COUNTS := 1 2
+NBVAL := --nbval notebooks --nbval-sanitize-with tests/nbval_sanitize.cfg
+test-kernels: $(STAMP)
+	@failed=""; \
+	for kernels in $(KERNEL_SETS); do for threads in $(THREAD_COUNTS); do \
+		run="ATEN_CPU_CAPABILITY=$$kernels OMP_NUM_THREADS=$$threads"; \
+		echo "=== $$run"; \
+		env ATEN_CPU_CAPABILITY=$$kernels OMP_NUM_THREADS=$$threads \
+			$(VPY) -m pytest -q -m "not browser" tests || failed="$$failed [$$run: tests]"; \
+		env ATEN_CPU_CAPABILITY=$$kernels OMP_NUM_THREADS=$$threads \
+			$(VPY) -m pytest -q $(NBVAL) || failed="$$failed [$$run: notebooks]"; \
+	done; done; \
+	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
+	echo "All four kernel/thread runs passed."
 
 install: $(STAMP)
 
@@ -63,8 +85,12 @@ $(VPY):
 # written outside the repo). nbgrader's JupyterLab menu and server extensions (formgrader,
 # assignment list, ...) need a course and an exchange on a JupyterHub; they are switched off
 # here so that the students' JupyterLab shows none of them. The command line still works.
-$(STAMP): pyproject.toml constraints.txt Makefile | $(VPY)
+# tools/lab_settings/overrides.json becomes JupyterLab's default settings: the course runs
+# offline, so it neither asks to fetch Jupyter's news nor checks for updates.
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+$(STAMP): pyproject.toml constraints.txt Makefile tools/lab_settings/overrides.json | $(VPY)
 	$(PIP) install -c constraints.txt -e '.[test,instructor]'
+	mkdir -p $(dir $(LAB_OVERRIDES)) && cp tools/lab_settings/overrides.json $(LAB_OVERRIDES)
 	$(VPY) -m ipykernel install --sys-prefix --name $(KERNEL_NAME) --display-name "$(KERNEL_DISPLAY)"
 	$(VENV)/bin/jupyter server extension disable --sys-prefix $(NBGRADER_SERVER_EXTENSIONS) >/dev/null 2>&1
 	$(VENV)/bin/jupyter labextension disable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1

@@ -51,14 +51,11 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 
-# User settings for the isolated JupyterLab: no news feed, no update check, no
-# pop-ups, and a notebook that keeps every cell in the DOM so the test sees them all.
+# User settings for the isolated JupyterLab: no pop-ups, and a notebook that keeps every
+# cell in the DOM so the test sees them all. The news feed and the update check are off by
+# the course's own settings (tools/lab_settings/overrides.json, installed by `make`).
 LAB_SETTINGS = {
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-        "fetchNews": "false",
-        "checkForUpdates": False,
-        "doNotDisturbMode": True,
-    },
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"doNotDisturbMode": True},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
 
@@ -226,8 +223,8 @@ class LabServer:
             self.api("DELETE", f"/api/kernels/{kernel['id']}")
 
 
-def _write_lab_settings(settings_dir: Path) -> None:
-    for name, values in LAB_SETTINGS.items():
+def _write_lab_settings(settings_dir: Path, settings: dict[str, dict]) -> None:
+    for name, values in settings.items():
         target = settings_dir / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(values), encoding="utf-8")
@@ -281,8 +278,11 @@ def _stop(process: subprocess.Popen, runtime_dir: Path) -> None:
 
 
 @contextmanager
-def lab_server(tmp: Path, notebooks: list[Path], log_path: Path) -> Iterator[LabServer]:
-    """A JupyterLab serving copies of `notebooks` from `tmp`/notebooks; stopped on exit."""
+def lab_server(
+    tmp: Path, notebooks: list[Path], log_path: Path, settings: dict[str, dict] = LAB_SETTINGS
+) -> Iterator[LabServer]:
+    """A JupyterLab serving copies of `notebooks` from `tmp`/notebooks, with `settings` as
+    the user's settings (`{}`: a student's first start); stopped on exit."""
     root = tmp / "notebooks"
     root.mkdir(parents=True)
     for notebook in notebooks:
@@ -290,7 +290,7 @@ def lab_server(tmp: Path, notebooks: list[Path], log_path: Path) -> Iterator[Lab
     dirs = {name: tmp / name for name in ("settings", "workspaces", "runtime", "config", "data")}
     for path in dirs.values():
         path.mkdir()
-    _write_lab_settings(dirs["settings"])
+    _write_lab_settings(dirs["settings"], settings)
     token = secrets.token_hex(16)
     port = _free_port()
     # The kernel picks its own matplotlib backend (inline) unless MPLBACKEND says

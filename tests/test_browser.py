@@ -44,6 +44,8 @@ DECK_TIMEOUT_MS = 30_000  # deck mode starts or stops
 SLIDE_SETTLE_MS = 400  # a slide's cells fade in (0.1 s) and lay out
 MAX_PRESSES = 300  # more → presses than any deck has slides
 MIN_CODE_PX = 16  # code readable from the back of a classroom
+TOAST = ".Toastify__toast"  # a JupyterLab notification in the corner
+FIRST_START_WAIT_MS = 10_000  # JupyterLab asks about the news within seconds of loading
 
 
 # --- fixtures ----------------------------------------------------------------------------
@@ -420,3 +422,20 @@ def test_a_slide_too_tall_for_the_screen_is_reported(page, lab):
     problems = check_deck(name, present(page, name), slide_count(path))
     assert len(problems) == 1 and "(cells 3-3)" in problems[0], problems
     assert "px tall, the screen has 900" in problems[0], problems
+
+
+def test_a_first_start_asks_nothing_about_news(browser, tmp_path):
+    """A student's first start (no user settings at all, only the course's) shows no toast
+    asking to fetch Jupyter's news: the course runs offline and the toast would cover the
+    notebook's corner (tools/lab_settings/overrides.json switches the feed off)."""
+    name = NOTEBOOK_PATHS[0].name
+    with bs.lab_server(tmp_path, NOTEBOOK_PATHS[:1], tmp_path / "lab.log", settings={}) as lab:
+        context = browser.new_context(viewport=VIEWPORT)
+        page = context.new_page()
+        open_notebook(page, lab, name)
+        page.wait_for_timeout(FIRST_START_WAIT_MS)
+        toasts = page.locator(TOAST).all_inner_texts()
+        page.screenshot(path=bs.SCREENSHOTS / "first-start.png")
+        context.close()
+        lab.shutdown_kernels()
+    assert not [text for text in toasts if "news" in text.lower()], toasts

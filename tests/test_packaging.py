@@ -183,6 +183,18 @@ def test_nbgrader_extensions_are_off_in_the_course_jupyterlab():
     assert page_config["disabledExtensions"].get(lab) is True
 
 
+def test_the_course_jupyterlab_fetches_no_news_and_checks_no_updates():
+    # An offline course must not ask "Would you like to get notified about official Jupyter
+    # news?" (a toast over the notebook's corner): `make` installs the course's settings as
+    # JupyterLab's defaults (the browser test opens a first start and looks for the toast).
+    course = json.loads((ROOT / "tools" / "lab_settings" / "overrides.json").read_text())
+    notification = course["@jupyterlab/apputils-extension:notification"]
+    assert notification == {"fetchNews": "false", "checkForUpdates": False}
+    installed = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    assert installed.is_file(), "run `make install` (or see the Makefile)"
+    assert json.loads(installed.read_text()) == course
+
+
 # --- pyproject.toml and constraints.txt ------------------------------------------------
 
 
