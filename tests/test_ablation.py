@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
 from pathlib import Path
 
 import pytest
@@ -93,17 +92,29 @@ def test_the_stored_rows_are_complete(name):
     assert all(row["command"] and row["commit"] and row["machine"] and row["date"] for row in rows)
 
 
+# Measured with benchmarks/cross_machine.py (results/cross_machine.csv): notebook 07's
+# recipe trained under both CPU kernel sets at 1 and 2 threads. At the end of its run (step
+# 800) seed 0 scored valid BLEU 96.2 to 97.8 and AER 0.080 to 0.092, and the widest range of
+# any seed over the four settings was 1.8 BLEU and 0.084 AER (seed 1: 0.092 to 0.177). At
+# step 200 the same seed ranged from 53.4 to 64.3 BLEU across machines: too steep a point of
+# the curve to compare at all. A re-run of seed 0 must land within these margins of its
+# measured range, each more than the widest range measured.
+CONVERGED_STEP = 800
+MARGIN = {"valid_bleu": 3.0, "valid_aer": 0.1}
+
+
 @pytest.mark.slow
-def test_a_stored_row_re_run_lands_inside_the_stored_spread(one_thread):
-    """Train notebook 07's recipe with seed 0 again to step 200 (about 15 s on 1 CPU core):
-    its valid BLEU and AER must land within the range over the stored seeds."""
-    rows = ablation.read_rows(RESULTS / "ablations.csv")
-    stored = [row for row in rows if row["variant"] == ablation.BASE and row["step"] == 200]
-    (again,) = ablation.train_variant(ablation.BASE, 0, ablation.Corpus(), [200])
-    for metric in ("valid_bleu", "longer_bleu", "valid_aer"):
-        values = [row[metric] for row in stored]
-        assert min(values) <= again[metric] <= max(values), (
-            metric,
-            again[metric],
-            statistics.mean(values),
-        )
+def test_a_re_run_lands_where_the_measured_machines_did_once_converged(one_thread):
+    """Train notebook 07's recipe with seed 0 again to step 800 (about a minute on one core):
+    its valid BLEU and AER must land near the range measured across kernel sets and threads."""
+    measured = [
+        row
+        for row in ablation.read_rows(RESULTS / "cross_machine.csv")
+        if (row["variant"], row["seed"], row["step"]) == (ablation.BASE, 0, CONVERGED_STEP)
+    ]
+    assert len({(row["kernels"], row["threads"]) for row in measured}) >= 4
+    (again,) = ablation.train_variant(ablation.BASE, 0, ablation.Corpus(), [CONVERGED_STEP])
+    for metric, margin in MARGIN.items():
+        values = [row[metric] for row in measured]
+        low, high = min(values) - margin, max(values) + margin
+        assert low <= again[metric] <= high, (metric, again[metric], (low, high))

@@ -55,17 +55,20 @@ def test_bleu_confidence_interval_is_sacrebleus_bootstrap(monkeypatch):
     assert interval.low < interval.bleu < interval.high
     monkeypatch.setenv("SACREBLEU_SEED", "7")  # sacrebleu reads its seed from here
     theirs = sacrebleu.BLEU().corpus_score(SYSTEM_A, [REFERENCES], n_bootstrap=500)
-    # sacrebleu keeps only the half-width of the interval (a private field, no public one)
-    assert (interval.high - interval.low) / 2 == pytest.approx(theirs._ci, rel=1e-5)
+    # sacrebleu keeps only μ and the half-width (private fields, no public ones); its μ is
+    # the mean of the resampled scores, not the corpus BLEU
+    assert interval.half_width == pytest.approx(theirs._ci, rel=1e-5)
+    assert interval.mean == pytest.approx(theirs._mean, rel=1e-6)
+    assert interval.mean != pytest.approx(interval.bleu, rel=1e-6)
 
 
 def test_bleu_confidence_interval_by_hand():
     perfect = bleu_confidence_interval(REFERENCES, REFERENCES, n_samples=100, seed=0)
-    assert tuple(perfect) == pytest.approx((100.0, 100.0, 100.0))
+    assert tuple(perfect) == pytest.approx((100.0, 100.0, 100.0, 100.0))
     # One sentence: every resampled corpus is that sentence. No 4-gram matches, so the
     # score relies on corpus_bleu's smoothing being used for the resamples too.
     one = bleu_confidence_interval(["der Hund sieht eine Katze."], ["der Hund sieht die Katze."])
-    assert one.bleu > 0 and tuple(one) == pytest.approx((one.bleu,) * 3)
+    assert one.bleu > 0 and tuple(one) == pytest.approx((one.bleu,) * 4)
     assert one.bleu == pytest.approx(
         corpus_bleu(["der Hund sieht eine Katze."], ["der Hund sieht die Katze."])
     )

@@ -166,7 +166,8 @@ def train_variant(
 
 
 def read_rows(path: str | Path) -> list[dict]:
-    """The rows stored in the CSV at ``path`` (none if it does not exist), numbers as numbers."""
+    """The rows stored in the CSV at ``path`` (none if it does not exist), numbers as numbers
+    (a file may leave out ``seconds``, as ``benchmarks/cross_machine.py``'s does)."""
     path = Path(path)
     if not path.exists():
         return []
@@ -175,7 +176,8 @@ def read_rows(path: str | Path) -> list[dict]:
     for row in rows:
         row["seed"], row["step"] = int(row["seed"]), int(row["step"])
         for key in ("seconds", "loss", *METRICS):
-            row[key] = float(row[key])
+            if key in row:
+                row[key] = float(row[key])
     return rows
 
 

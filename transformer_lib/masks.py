@@ -20,10 +20,12 @@ def padding_mask(tokens: torch.Tensor, pad_id: int) -> torch.Tensor:
     """Mask out padded key positions.
 
     Shapes: tokens (B, S) integer ids -> mask (B, 1, 1, S), True at real tokens.
-    Only keys are masked: a padded *query* row still sees the real tokens of its
-    sequence. A row is fully masked only when the whole sequence is padding; then
-    every query of it has no key, and ``attention.scaled_dot_product_attention`` gives
-    those rows all-zero weights (output 0, never NaN).
+    Only keys are masked: under this mask alone, a padded *query* row still sees the
+    real tokens of its sequence, and a row is fully masked only when the whole sequence
+    is padding. Combined with the causal mask (``target_mask``) there is a second case:
+    in a target padded on the left, each leading pad row t may see only positions
+    0..t, all of them padding. ``attention.scaled_dot_product_attention`` gives such rows
+    all-zero weights (output 0, never NaN).
     """
     check_tensor("tokens", tokens, ndim=2, integer=True, shape_hint="(B, S)")
     check_int("pad_id", pad_id)

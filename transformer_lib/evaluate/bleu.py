@@ -1,6 +1,17 @@
 """Corpus BLEU (sacrebleu), exact match, and how sure a BLEU score or a difference is:
-bootstrap resampling of the test sentences (Koehn, 2004), as sacrebleu does it.
+bootstrap resampling of the test sentences (Koehn, 2004) with sacrebleu's draws.
 Notebook 07, section 11, uses them to choose settings on `valid` and report `test` once.
+
+What we report differs from what sacrebleu's command line prints (the draws are the same):
+
+- ``--confidence`` adds ``μ = mean ± half-width`` to the score: μ is the mean of the
+  resampled scores, not the corpus BLEU, and the half-width is half the distance between
+  the 2.5% and 97.5% points. :func:`bleu_confidence_interval` returns the corpus BLEU, the
+  two points themselves (``low``, ``high``: a percentile interval, in general centred on
+  neither number) and μ (``mean``); ``mean`` and ``half_width`` are sacrebleu's numbers.
+- ``--paired-bs`` prints, per system, μ ± half-width and a p-value against the baseline;
+  it gives no interval for the difference. :func:`paired_bootstrap` returns the same
+  p-value and adds the 2.5% and 97.5% points of the resampled differences.
 
 Shapes:
     N sentences; BLEU's sufficient statistics per sentence are 10 numbers: the hypothesis
@@ -61,16 +72,23 @@ def exact_match(hypotheses: Sequence[str], references: Sequence[str]) -> float:
 
 
 class BleuInterval(NamedTuple):
-    """Corpus BLEU and the bounds of its 95% bootstrap interval."""
+    """Corpus BLEU, the bounds of its 95% bootstrap interval (the 2.5% and 97.5% points of
+    the resampled scores), and the mean of the resampled scores (sacrebleu's μ)."""
 
     bleu: float
     low: float
     high: float
+    mean: float
+
+    @property
+    def half_width(self) -> float:
+        """Half the interval's width: the ``±`` of sacrebleu's ``μ = mean ± half-width``."""
+        return (self.high - self.low) / 2
 
 
 class BleuDifference(NamedTuple):
-    """BLEU(b) - BLEU(a) on one corpus, the 95% bootstrap interval of that difference,
-    and sacrebleu's paired-bootstrap p-value."""
+    """BLEU(b) - BLEU(a) on one corpus, the 95% bootstrap interval of that difference
+    (ours: sacrebleu prints none), and sacrebleu's paired-bootstrap p-value."""
 
     difference: float
     low: float
@@ -122,15 +140,20 @@ def bleu_confidence_interval(
     """Corpus BLEU with a 95% confidence interval by bootstrap resampling (Koehn, 2004).
 
     Draw ``n_samples`` corpora of N sentences with replacement from the N test sentences,
-    score each, and take the 2.5% and 97.5% points of those scores. It is sacrebleu's
-    ``BLEU().corpus_score(..., n_bootstrap=n_samples)`` with the seed as an argument:
-    the same draws for the same ``seed`` (sacrebleu's default is 12345).
+    score each, and take the 2.5% and 97.5% points of those scores as ``low`` and ``high``.
+    The draws are those of sacrebleu's ``BLEU().corpus_score(..., n_bootstrap=n_samples)``
+    (command line: ``--confidence``) for the same ``seed``, given here as an argument
+    (sacrebleu reads ``SACREBLEU_SEED``, default 12345). sacrebleu prints
+    ``μ = mean ± half_width`` instead: the mean of the resampled scores, not ``bleu``, and
+    an interval symmetric around it; ``[low, high]`` is the percentile interval, which need
+    not be symmetric around either number.
     """
     _check_bootstrap(hypotheses, references, n_samples, seed)
     stats = _sentence_statistics(hypotheses, references)  # (N, 10)
     rows = np.random.default_rng(seed).choice(len(stats), size=(n_samples, len(stats)))
-    low, high = _interval(_resampled_bleu(stats, rows))
-    return BleuInterval(_bleu_from(stats.sum(axis=0)), low, high)
+    samples = _resampled_bleu(stats, rows)  # (n_samples,)
+    low, high = _interval(samples)
+    return BleuInterval(_bleu_from(stats.sum(axis=0)), low, high, float(samples.mean()))
 
 
 def paired_bootstrap(
@@ -143,10 +166,13 @@ def paired_bootstrap(
     """Is system b's BLEU different from system a's beyond the noise of the test set?
 
     Both systems are scored on the *same* resampled corpora, so sentences that are easy
-    or hard for both cancel out. The difference is more than noise when its interval
-    excludes 0. ``p_value`` is sacrebleu's paired bootstrap test (``--paired-bs``, as in
-    Moses): about the share of centred resampled |differences| above the observed one;
-    the same draws as sacrebleu's for the same ``seed``, and 1.0 when the scores are equal.
+    or hard for both cancel out. ``low`` and ``high`` are the 2.5% and 97.5% points of the
+    resampled differences b - a: the difference is more than noise when they exclude 0.
+    sacrebleu has no such interval. ``p_value`` is its paired bootstrap test
+    (``--paired-bs``, as in Moses, with a as the baseline): about the share of centred
+    resampled |differences| above the observed one; the same draws as sacrebleu's for the
+    same ``seed``, and 1.0 when the scores are equal. The interval and ``p_value < 0.05`` are
+    two readings of the same draws; near the edge they can disagree.
     """
     _check_bootstrap(hypotheses_a, references, n_samples, seed, name="hypotheses_a")
     _check_texts("hypotheses_b", hypotheses_b)

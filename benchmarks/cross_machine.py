@@ -1,0 +1,124 @@
+"""The same seed on other kernels and thread counts: how far apart do the scores land?
+
+Floating-point addition is not associative, so the order in which a sum is taken changes
+its last bits. PyTorch's CPU kernel set (``ATEN_CPU_CAPABILITY``: ``default``, ``avx2``,
+``avx512``) and the number of threads both change that order, and training amplifies the
+difference step after step. This script trains notebook 07's translator (seeds 0, 1, 2,
+scored on ``valid`` and ``longer`` at steps 200 to 800) and the "1 head" variant (seeds 0,
+1, 2 at step 200, as notebook 08 trains them live) under every setting asked for, each in
+a fresh process (torch picks its kernel set when it is imported):
+
+    python benchmarks/cross_machine.py [--kernels default avx2] [--threads 1 2]
+
+It writes one row per (setting, variant, seed, step) to
+benchmarks/results/cross_machine.csv, with the command, commit, machine and date; a run
+that stops keeps its rows, and a second call trains only what the file does not hold yet.
+Then it prints, per variant and step, how far one seed's scores move across the settings:
+the spread that a test comparing a re-run with a stored number must allow
+(``tests/test_ablation.py``; notebook 08, section 3.1). Scores do not depend on the
+machine's speed, so this may run beside other work; it stores no times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks/results/cross_machine.csv"
+# variant -> evaluation steps: the baseline to the end of notebook 07's run, "1 head" to
+# step 200 as notebook 08 trains it live
+RUNS = {"notebook 07": [200, 400, 600, 800], "1 head": [200]}
+SEEDS = (0, 1, 2)
+METRICS = ["valid_bleu", "longer_bleu", "valid_aer"]
+ABOUT = ["command", "commit", "machine", "date"]
+FIELDS = ["kernels", "threads", "variant", "seed", "step", "loss", *METRICS, *ABOUT]
+
+
+def read(path: Path) -> list[dict]:
+    from transformer_lib.ablation import read_rows
+
+    rows = read_rows(path)
+    for row in rows:
+        row["threads"] = int(row["threads"])
+    return rows
+
+
+def write(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def train_here(path: Path, command: str) -> None:
+    """Train what ``path`` lacks under this process's kernel set and thread count."""
+    import torch
+
+    from transformer_lib.ablation import Corpus, train_variant
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from translator_seeds import provenance  # benchmarks/ is not a package
+
+    threads = int(os.environ["OMP_NUM_THREADS"])
+    torch.set_num_threads(threads)
+    setting = {"kernels": torch.backends.cpu.get_cpu_capability().lower(), "threads": threads}
+    about = {**provenance(torch.device("cpu")), "command": command}
+    corpus = Corpus()
+    for variant, steps in RUNS.items():
+        for seed in SEEDS:
+            rows = read(path)
+            done = {(r["kernels"], r["threads"], r["variant"], r["seed"]) for r in rows}
+            if (*setting.values(), variant, seed) in done:
+                continue
+            for row in train_variant(variant, seed, corpus, steps):
+                print(f"  {setting}: {variant}, seed {seed}, step {row['step']}: valid BLEU "
+                      f"{row['valid_bleu']:.1f}, AER {row['valid_aer']:.3f}", flush=True)  # fmt: skip
+                rows.append({**setting, **row, **about})
+            write(path, rows)
+
+
+def spread(rows: list[dict]) -> list[str]:
+    """Per variant and step: the widest range over settings of one seed's scores."""
+    out = []
+    for variant, steps in RUNS.items():
+        for step in steps:
+            here = [r for r in rows if (r["variant"], r["step"]) == (variant, step)]
+            settings = len({(r["kernels"], r["threads"]) for r in here})
+            widths = []
+            for metric in METRICS:
+                per_seed = [[r[metric] for r in here if r["seed"] == seed] for seed in SEEDS]
+                widths.append(max(max(v) - min(v) for v in per_seed if v))
+            out.append(
+                f"{variant:12s} step {step}: over {settings} settings, one seed moves by up to "
+                "{:.1f} valid BLEU, {:.1f} longer BLEU, {:.3f} AER".format(*widths)
+            )
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernels", nargs="+", default=["default", "avx2"])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--here", help=argparse.SUPPRESS)  # the command, in a child process
+    args = parser.parse_args(argv)
+    if args.here:
+        train_here(args.out, args.here)
+        return
+    command = " ".join(["python", *sys.argv])
+    for kernels in args.kernels:
+        for threads in args.threads:
+            env = {**os.environ, "ATEN_CPU_CAPABILITY": kernels, "OMP_NUM_THREADS": str(threads)}
+            child = [sys.executable, __file__, "--here", command, "--out", str(args.out)]
+            subprocess.run(child, env=env, check=True)
+    print("\n".join(spread(read(args.out))))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
