@@ -28,7 +28,6 @@ recipe: d_model 128, dropout 0.1, 3000-token batches; its variants' names are it
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 from pathlib import Path
@@ -52,19 +51,11 @@ from transformer_lib.ablation import (  # noqa: E402
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from translator_seeds import provenance  # noqa: E402  (benchmarks/ is not a package)
+from translator_seeds import provenance, write_rows  # noqa: E402  (not a package)
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks/results/ablations.csv"
 ABOUT = ["command", "commit", "machine", "date"]
-
-
-def write_rows(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=FIELDS + ABOUT)
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def report(rows: list[dict], title: str, names: list[str]) -> list[str]:
@@ -130,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
                 for row in new:
                     print(f"    {row}", flush=True)
                 rows += [{**row, **about} for row in new]
-                write_rows(args.out, rows)
+                write_rows(args.out, rows, FIELDS + ABOUT)
     for study in args.studies:
         print("\n".join(report(rows, study, STUDIES[study])))
     if args.studies == list(STUDIES):  # the whole study: its figure too

@@ -22,7 +22,6 @@ machine's speed, so this may run beside other work; it stores no times.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import subprocess
 import sys
@@ -48,14 +47,6 @@ def read(path: Path) -> list[dict]:
     return rows
 
 
-def write(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def train_here(path: Path, command: str) -> None:
     """Train what ``path`` lacks under this process's kernel set and thread count."""
     import torch
@@ -63,7 +54,7 @@ def train_here(path: Path, command: str) -> None:
     from transformer_lib.ablation import Corpus, train_variant
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from translator_seeds import provenance  # benchmarks/ is not a package
+    from translator_seeds import provenance, write_rows  # benchmarks/ is not a package
 
     threads = int(os.environ["OMP_NUM_THREADS"])
     torch.set_num_threads(threads)
@@ -79,8 +70,9 @@ def train_here(path: Path, command: str) -> None:
             for row in train_variant(variant, seed, corpus, steps):
                 print(f"  {setting}: {variant}, seed {seed}, step {row['step']}: valid BLEU "
                       f"{row['valid_bleu']:.1f}, AER {row['valid_aer']:.3f}", flush=True)  # fmt: skip
-                rows.append({**setting, **row, **about})
-            write(path, rows)
+                scores = {field: row[field] for field in FIELDS if field in row}  # no seconds
+                rows.append({**scores, **setting, **about})
+            write_rows(path, rows, FIELDS)
 
 
 def spread(rows: list[dict]) -> list[str]:

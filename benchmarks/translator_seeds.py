@@ -146,10 +146,11 @@ def provenance(device) -> dict:
     }
 
 
-def write_rows(path: Path, rows: list[dict]) -> None:
+def write_rows(path: Path, rows: list[dict], fields: list[str] = FIELDS) -> None:
+    """``rows`` as CSV at ``path``, columns ``fields`` (the benchmarks' one writer)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=FIELDS)
+        writer = csv.DictWriter(file, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
 
