@@ -19,6 +19,9 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Prefer the venv's kernels over any user-wide `python3` kernel of another Python.
 export JUPYTER_PREFER_ENV_PATH := 1
 
+# Every notebook top to bottom, each output compared with the stored one.
+NBVAL := --nbval notebooks --nbval-sanitize-with tests/nbval_sanitize.cfg
+
 # Jupyter refuses to start as root without this flag (containers, CI).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -43,16 +46,14 @@ test: $(STAMP)
 # that a test or a stored notebook output compares must hold in all four.
 KERNEL_SETS := default avx2
 THREAD_COUNTS := 1 2
-NBVAL := --nbval notebooks --nbval-sanitize-with tests/nbval_sanitize.cfg
 test-kernels: $(STAMP)
 	@failed=""; \
 	for kernels in $(KERNEL_SETS); do for threads in $(THREAD_COUNTS); do \
+		export ATEN_CPU_CAPABILITY=$$kernels OMP_NUM_THREADS=$$threads; \
 		run="ATEN_CPU_CAPABILITY=$$kernels OMP_NUM_THREADS=$$threads"; \
 		echo "=== $$run"; \
-		env ATEN_CPU_CAPABILITY=$$kernels OMP_NUM_THREADS=$$threads \
-			$(VPY) -m pytest -q -m "not browser" tests || failed="$$failed [$$run: tests]"; \
-		env ATEN_CPU_CAPABILITY=$$kernels OMP_NUM_THREADS=$$threads \
-			$(VPY) -m pytest -q $(NBVAL) || failed="$$failed [$$run: notebooks]"; \
+		$(VPY) -m pytest -q -m "not browser" tests || failed="$$failed [$$run: tests]"; \
+		$(VPY) -m pytest -q $(NBVAL) || failed="$$failed [$$run: notebooks]"; \
 	done; done; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "All four kernel/thread runs passed."
