@@ -3,6 +3,8 @@
 #   make test   set up .venv (first run only), lint, run the library tests and every notebook
 #   make test-kernels   the library tests and every notebook (browser test aside) under both
 #                       CPU kernel sets and 1 and 2 threads: what must hold on any machine
+#   make lab-zh the Chinese edition (notebooks/zh_CN) in JupyterLab's Chinese interface
+#   make zh     rebuild the Chinese edition from the English notebooks and locale/zh_CN, and run it
 
 PYTHON ?= python3
 VENV := .venv
@@ -19,26 +21,48 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Prefer the venv's kernels over any user-wide `python3` kernel of another Python.
 export JUPYTER_PREFER_ENV_PATH := 1
 
-# Every notebook top to bottom, each output compared with the stored one.
-NBVAL := --nbval notebooks --nbval-sanitize-with tests/nbval_sanitize.cfg
+# Every notebook top to bottom, each output compared with the stored one: the English
+# edition, then the Chinese one (notebooks/zh_CN) with the library speaking Chinese.
+NBVAL_ARGS := --nbval-sanitize-with tests/nbval_sanitize.cfg
+NBVAL := --nbval notebooks --ignore=notebooks/zh_CN $(NBVAL_ARGS)
+NBVAL_ZH := --nbval notebooks/zh_CN $(NBVAL_ARGS)
+
+# The course's language: en (default) or zh_CN. The library reads COURSE_LANG for its hints
+# and labels; `make student COURSE_LANG=zh_CN` and `make handouts COURSE_LANG=zh_CN` build the
+# Chinese edition's. JupyterLab's interface language is a setting (tools/lab_settings/zh_CN).
+COURSE_LANG ?= en
+EDITION := $(if $(filter zh_CN,$(COURSE_LANG)),notebooks/zh_CN,notebooks)
+SUFFIX := $(if $(filter zh_CN,$(COURSE_LANG)),_zh_CN)
 
 # Jupyter refuses to start as root without this flag (containers, CI).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test test-kernels install format student handouts
+.PHONY: lab lab-zh zh test test-kernels install format student handouts
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT)
 
+# JupyterLab reads the interface language from the user settings in JUPYTERLAB_SETTINGS_DIR:
+# the Chinese edition's own folder (made by the install), so `make lab` stays English.
+LAB_ZH_SETTINGS := $(VENV)/share/jupyter/lab/user-settings-zh_CN
+lab-zh: $(STAMP)
+	COURSE_LANG=zh_CN JUPYTERLAB_SETTINGS_DIR=$(CURDIR)/$(LAB_ZH_SETTINGS) \
+		$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks/zh_CN $(ALLOW_ROOT)
+
+# The Chinese edition: each English notebook plus its catalogue, executed with outputs stored.
+# After changing an English notebook, run `$(VPY) tools/i18n_notebooks.py extract` first and
+# translate the entries it marks (tests/test_i18n.py fails until then).
+zh: $(STAMP)
+	$(VPY) tools/i18n_notebooks.py build
+	cd notebooks/zh_CN && COURSE_LANG=zh_CN $(CURDIR)/$(VENV)/bin/jupyter nbconvert --to notebook \
+		--execute --inplace --ExecutePreprocessor.record_timing=False \
+		--ExecutePreprocessor.timeout=900 [0-9][0-9]_*.ipynb
+
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VPY) -m pytest tests
-	@if find notebooks -maxdepth 1 -name '*.ipynb' 2>/dev/null | grep -q .; then \
-		echo "$(VPY) -m pytest $(NBVAL)"; \
-		$(VPY) -m pytest $(NBVAL); \
-	else \
-		echo "No notebooks in notebooks/ yet: skipping the notebook run."; \
-	fi
+	$(VPY) -m pytest $(NBVAL)
+	COURSE_LANG=zh_CN $(VPY) -m pytest $(NBVAL_ZH)
 
 # The same tests under each of PyTorch's portable CPU kernel sets (`default`, `avx2`; the
 # kernel set decides summation order, so results differ in the last bits) at 1 and at 2
@@ -54,22 +78,23 @@ test-kernels: $(STAMP)
 		echo "=== $$run"; \
 		$(VPY) -m pytest -q -m "not browser" tests || failed="$$failed [$$run: tests]"; \
 		$(VPY) -m pytest -q $(NBVAL) || failed="$$failed [$$run: notebooks]"; \
+		COURSE_LANG=zh_CN $(VPY) -m pytest -q $(NBVAL_ZH) || failed="$$failed [$$run: zh_CN notebooks]"; \
 	done; done; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "All four kernel/thread runs passed."
 
 install: $(STAMP)
 
-# The student edition, in student/: every notebook with its solutions replaced by stubs and
+# The student edition, in student/ (the Chinese edition's in student_zh_CN/): every notebook with its solutions replaced by stubs and
 # its outputs cleared, by nbgrader's own preprocessors (no nbgrader course needed).
 student: $(STAMP)
-	$(VPY) tools/make_student.py --src notebooks --out student
+	$(VPY) tools/make_student.py --src $(EDITION) --out student$(SUFFIX)
 
 # The handouts: one static HTML page per notebook (stored outputs, nothing re-run) that
-# opens offline from disk, in handouts/ (rebuilt from scratch each time).
+# opens offline from disk, in handouts/ or handouts_zh_CN/ (rebuilt from scratch each time).
 handouts: $(STAMP)
-	rm -rf handouts
-	$(VPY) tools/make_handouts.py --src notebooks --out handouts
+	rm -rf handouts$(SUFFIX)
+	$(VPY) tools/make_handouts.py --src $(EDITION) --out handouts$(SUFFIX)
 
 # Apply ruff's formatting and safe lint fixes (notebooks included).
 format: $(STAMP)
@@ -88,10 +113,12 @@ $(VPY):
 # here so that the students' JupyterLab shows none of them. The command line still works.
 # tools/lab_settings/overrides.json becomes JupyterLab's default settings: the course runs
 # offline, so it neither asks to fetch Jupyter's news nor checks for updates.
+# tools/lab_settings/zh_CN holds the user settings `make lab-zh` starts with (locale zh_CN).
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
-$(STAMP): pyproject.toml constraints.txt Makefile tools/lab_settings/overrides.json | $(VPY)
+$(STAMP): pyproject.toml constraints.txt Makefile $(shell find tools/lab_settings -type f) | $(VPY)
 	$(PIP) install -c constraints.txt -e '.[test,instructor]'
 	mkdir -p $(dir $(LAB_OVERRIDES)) && cp tools/lab_settings/overrides.json $(LAB_OVERRIDES)
+	rm -rf $(LAB_ZH_SETTINGS) && cp -r tools/lab_settings/zh_CN $(LAB_ZH_SETTINGS)
 	$(VPY) -m ipykernel install --sys-prefix --name $(KERNEL_NAME) --display-name "$(KERNEL_DISPLAY)"
 	$(VENV)/bin/jupyter server extension disable --sys-prefix $(NBGRADER_SERVER_EXTENSIONS) >/dev/null 2>&1
 	$(VENV)/bin/jupyter labextension disable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1

@@ -59,6 +59,14 @@ LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
 
+# The Chinese edition: JupyterLab's interface in Chinese (the language pack the course
+# installs) and the library's messages in Chinese, as `make lab-zh` starts it.
+ZH_SETTINGS = LAB_SETTINGS | {
+    "@jupyterlab/translation-extension/plugin.jupyterlab-settings": {"locale": "zh_CN"}
+}
+ZH_ENV = {"COURSE_LANG": "zh_CN"}
+ZH_NOTEBOOK_PATHS = sorted((NOTEBOOKS / "zh_CN").glob("[0-9][0-9]_*.ipynb"))
+
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 # DOM selectors (JupyterLab 4, ipywidgets 8).
@@ -279,10 +287,15 @@ def _stop(process: subprocess.Popen, runtime_dir: Path) -> None:
 
 @contextmanager
 def lab_server(
-    tmp: Path, notebooks: list[Path], log_path: Path, settings: dict[str, dict] = LAB_SETTINGS
+    tmp: Path,
+    notebooks: list[Path],
+    log_path: Path,
+    settings: dict[str, dict] = LAB_SETTINGS,
+    env: dict[str, str] | None = None,
 ) -> Iterator[LabServer]:
     """A JupyterLab serving copies of `notebooks` from `tmp`/notebooks, with `settings` as
-    the user's settings (`{}`: a student's first start); stopped on exit."""
+    the user's settings (`{}`: a student's first start) and `env` added to its (and its
+    kernels') environment; stopped on exit."""
     root = tmp / "notebooks"
     root.mkdir(parents=True)
     for notebook in notebooks:
@@ -303,7 +316,7 @@ def lab_server(
         "JUPYTER_CONFIG_DIR": str(dirs["config"]),
         "JUPYTER_DATA_DIR": str(dirs["data"]),
         "JUPYTER_PREFER_ENV_PATH": "1",
-    }
+    } | (env or {})
     command = [
         sys.executable,
         "-m",

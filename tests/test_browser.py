@@ -88,9 +88,14 @@ def page(lab, browser):
 # --- what a student does -----------------------------------------------------------------
 
 
+# The main menus' names in the Chinese interface (jupyterlab-language-pack-zh-CN).
+ZH_MENUS = {"Edit": "编辑", "Run": "运行"}
+
+
 def menu(page: Page, top: str, command: str) -> None:
-    """Click a main-menu entry, e.g. Run > Run All Cells."""
-    page.get_by_role("menuitem", name=top, exact=True).click()
+    """Click a main-menu entry, e.g. Run > Run All Cells (in either interface language)."""
+    chinese = page.get_by_role("menuitem", name=ZH_MENUS[top], exact=True)
+    (chinese if chinese.count() else page.get_by_role("menuitem", name=top, exact=True)).click()
     page.locator(f'.lm-Menu-item[data-command="{command}"]').click()
 
 
@@ -100,7 +105,7 @@ def open_notebook(page: Page, lab: bs.LabServer, name: str) -> None:
     # The notebook toolbar says "idle" before any kernel exists; the status bar waits
     # for the kernel ("Python 3 (ipykernel) | Idle"), and the server for the websocket.
     page.wait_for_function(
-        "() => /\\|\\s*Idle\\s*$/m.test(document.querySelector('#jp-main-statusbar')?.innerText)",
+        "() => /\\|\\s*(Idle|空闲)\\s*$/m.test(document.querySelector('#jp-main-statusbar')?.innerText)",
         timeout=OPEN_TIMEOUT_S * 1000,
     )
     deadline = time.monotonic() + OPEN_TIMEOUT_S
@@ -439,3 +444,66 @@ def test_a_first_start_asks_nothing_about_news(browser, tmp_path):
         context.close()
         lab.shutdown_kernels()
     assert not [text for text in toasts if "news" in text.lower()], toasts
+
+
+# --- the Chinese edition -----------------------------------------------------------------
+
+ZH_NOTEBOOK = "04_masking.ipynb"  # a widget, a deck and three exercises
+# A wrong answer a student might type: a causal mask that lets every query see every key.
+WRONG_ANSWER = "exercises.check_causal_mask(lambda T: torch.ones(T, T, dtype=torch.bool))"
+
+
+def type_and_run_a_new_cell(page: Page, code: str) -> None:
+    """Add a code cell below the last one, type `code` into it and run it (Shift+Enter)."""
+    page.locator(".jp-Notebook .jp-Cell").last.locator(".jp-InputPrompt").click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")  # command mode: a new cell below, in edit mode
+    page.keyboard.type(code)
+    page.keyboard.press("Shift+Enter")
+
+
+def chinese_hint(monkeypatch) -> str:
+    """The first line of what WRONG_ANSWER earns in Chinese, computed here."""
+    import torch
+    from transformer_lib import exercises
+
+    monkeypatch.setenv("COURSE_LANG", "zh_CN")
+    with pytest.raises(exercises.ExerciseFailed) as failed:
+        eval(WRONG_ANSWER, {"exercises": exercises, "torch": torch})
+    monkeypatch.delenv("COURSE_LANG")
+    return str(failed.value).split("\n")[0]
+
+
+@pytest.mark.skipif(not bs.ZH_NOTEBOOK_PATHS, reason="no Chinese edition in notebooks/zh_CN")
+def test_the_chinese_edition_in_a_chinese_jupyterlab(browser, tmp_path, monkeypatch):
+    """`make lab-zh` as a student uses it: the interface in Chinese, a Chinese notebook run
+    top to bottom, a widget moved, the deck walked, and a wrong answer's hint in Chinese."""
+    path = bs.NOTEBOOKS / "zh_CN" / ZH_NOTEBOOK
+    expected = bs.expected_outputs(path)
+    with bs.lab_server(
+        tmp_path, [path], tmp_path / "lab.log", settings=bs.ZH_SETTINGS, env=bs.ZH_ENV
+    ) as lab:
+        context = browser.new_context(viewport=VIEWPORT)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        open_notebook(page, lab, ZH_NOTEBOOK)
+        menus = page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
+        assert {"文件", "编辑", "运行"} <= set(menus), f"the interface is not Chinese: {menus}"
+        run_all_cells(page, ZH_NOTEBOOK, expected.code_cells)
+        assert wait_for_images(page) >= expected.images
+        assert widget_redraws(page, 0), "the widget did not redraw"
+        screenshot_notebook(page, bs.SCREENSHOTS / f"browser-zh_CN-{path.stem}.png")
+        problems = check_deck(f"zh_CN/{ZH_NOTEBOOK}", present(page, ZH_NOTEBOOK), slide_count(path))
+        assert not problems, "\n".join(problems)
+
+        type_and_run_a_new_cell(page, WRONG_ANSWER)
+        deadline = time.monotonic() + 60
+        while not bs.error_outputs(page, ZH_NOTEBOOK) and time.monotonic() < deadline:
+            page.wait_for_timeout(300)
+        hint = "\n".join(bs.error_outputs(page, ZH_NOTEBOOK))
+        page.screenshot(path=bs.SCREENSHOTS / "browser-zh_CN-hint.png")
+        context.close()
+        lab.shutdown_kernels()
+    expected = chinese_hint(monkeypatch)
+    assert re.search("[\u4e00-\u9fff]", expected), expected
+    assert "ExerciseFailed" in hint and expected in "".join(hint.split("\n")), hint

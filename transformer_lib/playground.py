@@ -23,6 +23,7 @@ from torch import nn
 from transformer_lib import viz
 from transformer_lib._checks import check_int, check_model, fail
 from transformer_lib.data import detokenize, tokenize
+from transformer_lib.i18n import N_, _
 from transformer_lib.translate import translate
 from transformer_lib.vocab import Vocab
 from transformer_lib.widgets._common import LABEL_STYLE, Panel
@@ -30,7 +31,7 @@ from transformer_lib.widgets._common import LABEL_STYLE, Panel
 __all__ = ["draw_translation", "translation_playground", "truecase"]
 
 EXAMPLE = "the small dog sees the cat."
-CASE_NOTE = (
+CASE_NOTE = N_(
     "Capitals are read as the corpus writes them: it is lower-case except for "
     "“I”, so “The” is read as “the”."
 )
@@ -69,14 +70,13 @@ def draw_translation(
     words = truecase(typed, src_vocab)
     if not words:
         _message(ax, "Type an English sentence.")
-        return "Type an English sentence, e.g. " + repr(EXAMPLE)
+        return _("Type an English sentence, e.g. {example}").format(example=repr(EXAMPLE))
     check_model("model", model, "max_len")
     if len(words) > model.max_len:
         _message(ax, "Sentence too long")
-        return (
-            f"⚠ {len(words)} tokens: this model reads at most {model.max_len}. "
-            "Try a shorter sentence."
-        )
+        return _(
+            "⚠ {count} tokens: this model reads at most {max_len}. Try a shorter sentence."
+        ).format(count=len(words), max_len=model.max_len)
     result = translate(
         model,
         " ".join(words),  # tokenize splits this into `words` again
@@ -89,14 +89,15 @@ def draw_translation(
     n_layers = result.cross_attention.size(0)
     if not -n_layers <= layer < n_layers:
         fail("layer", f"a layer index in [{-n_layers}, {n_layers})", repr(layer))
-    lines = [f"German: {result.text}"]
+    lines = [_("German: {text}").format(text=result.text)]
     if words != typed:
-        lines.insert(0, f"read as: {detokenize(words)}")
+        lines.insert(0, _("read as: {sentence}").format(sentence=detokenize(words)))
     if result.unknown:
-        lines.append(
-            f"⚠ not in the vocabulary, read as <unk>: {', '.join(result.unknown)}. "
+        warning = _(
+            "⚠ not in the vocabulary, read as <unk>: {words}. "
             "The model has never seen these words, so it cannot translate them."
         )
+        lines.append(warning.format(words=", ".join(result.unknown)))
     if ax is not None:
         weights = result.cross_attention[layer].mean(dim=0)  # (H, T, S) -> (T, S)
         src_labels = [w if w in src_vocab else f"{w}?" for w in words]
@@ -131,22 +132,24 @@ def translation_playground(
     controls = {
         "text": widgets.Text(
             value=text,
-            description="English:",
+            description=_("English:"),
             continuous_update=False,
             layout=widgets.Layout(width="60%"),
             style=LABEL_STYLE,
         ),
         "method": widgets.ToggleButtons(
-            options=["greedy", "beam"], description="search:", style=LABEL_STYLE
+            options=[(_("greedy"), "greedy"), (_("beam"), "beam")],
+            description=_("search:"),
+            style=LABEL_STYLE,
         ),
         "layer": widgets.Dropdown(
-            options=[(f"layer {k + 1}", k) for k in range(n_layers)],
+            options=[(_("layer {number}").format(number=k + 1), k) for k in range(n_layers)],
             value=n_layers - 1,
-            description="attention:",
+            description=_("attention:"),
             style=LABEL_STYLE,
         ),
     }
-    box = Panel("translation playground: type an English sentence")
+    box = Panel(_("translation playground: type an English sentence"))
 
     def show(text: str, method: str, layer: int) -> None:
         figure = Figure(figsize=(7, 5.5), layout="constrained")
@@ -158,6 +161,6 @@ def translation_playground(
 
     out = widgets.interactive_output(show, controls)
     row = widgets.HBox([controls["method"], controls["layer"]])
-    box.children = [controls["text"], widgets.Label(CASE_NOTE), row, out]
+    box.children = [controls["text"], widgets.Label(_(CASE_NOTE)), row, out]
     box.controls = controls
     return box

@@ -10,6 +10,11 @@ the student's function and the reference run on the same inputs; when they diffe
 mistake runs on those inputs too, and the first whose result (or error) the student's
 equals gives its hint. ``tests/test_exercises.py`` runs every catalogue entry through its
 check and requires its own hint, so a hint that can never fire fails the tests.
+
+The text a check hands to these helpers (``what``, a mistake's hint, ``hints``,
+``fallback``, the message of :func:`_passed`) is English marked with ``N_`` (or ``_``):
+the helpers translate it with ``_`` where they show it, so a catalogue built at import
+still speaks the course's language (:mod:`transformer_lib.i18n`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from transformer_lib.i18n import N_, _, has_cjk, wrap_cjk
+
 SEED = 1234  # the RNG seed every call of a student's function (or of a mistake) runs under
 
 
@@ -30,7 +37,7 @@ class Mistake:
     """A known wrong answer: code with the student's signature, and the hint it earns.
 
     ``fn`` is written the way tutorial code gets it wrong; ``hint`` says what is wrong and
-    what to change, in one or two sentences.
+    what to change, in one or two sentences (English marked with ``N_``; shown translated).
     """
 
     hint: str
@@ -49,8 +56,8 @@ def exercise(reference: Callable, mistakes: Sequence[Mistake]) -> Callable:
 
 
 RTOL, ATOL = 1e-4, 1e-5
-SHAPE_HINT = "Hint: print the shapes of the tensors you combine."
-TRANSPOSE_HINT = (
+SHAPE_HINT = N_("Hint: print the shapes of the tensors you combine.")
+TRANSPOSE_HINT = N_(
     "Hint: after .transpose() a tensor is not contiguous; use .reshape(...) or "
     ".contiguous().view(...)."
 )
@@ -75,14 +82,31 @@ class ExerciseFailed(AssertionError):
 
 
 def wrap_message(text: str, width: int = MESSAGE_WIDTH) -> list[str]:
-    """``text`` in lines of at most ``width`` characters, broken only at spaces (a word
-    longer than ``width`` keeps a line to itself); line breaks in ``text`` are kept."""
+    """``text`` in lines of at most ``width`` columns, broken only at spaces (a word longer
+    than ``width`` keeps a line to itself) or, in Chinese, between two characters (each two
+    columns wide); line breaks in ``text`` are kept."""
     return [
         line
         for paragraph in text.split("\n")
-        for line in textwrap.wrap(paragraph, width, break_long_words=False, break_on_hyphens=False)
+        for line in (
+            wrap_cjk(paragraph, width)
+            if has_cjk(paragraph)
+            else textwrap.wrap(paragraph, width, break_long_words=False, break_on_hyphens=False)
+        )
         or [""]
     ]
+
+
+def _shown(text: str) -> str:
+    """``text`` (English marked with ``N_``) in the course's language; "" stays ""."""
+    return _(text) if text else ""  # gettext("") would be the catalogue's header
+
+
+def _as_hint(text: str) -> str:
+    """``text`` translated and starting with "Hint:"; "" when there is no hint."""
+    if not text or text.startswith("Hint:"):
+        return _shown(text)
+    return _("Hint: {hint}").format(hint=_(text))
 
 
 def _first_line(text: str) -> str:
@@ -100,7 +124,7 @@ def _generator(seed: int) -> torch.Generator:
 
 def _name(fn) -> str:
     name = getattr(fn, "__name__", "")
-    return f"`{name}`" if name and name != "<lambda>" else "your function"
+    return f"`{name}`" if name and name != "<lambda>" else _("your function")
 
 
 def _seeded_call(fn: Callable, args: tuple):
@@ -137,16 +161,20 @@ def _call(
     __tracebackhide__ = True
     if not callable(fn):
         raise ExerciseFailed(
-            f"pass your function itself, e.g. check(my_function), not the "
-            f"result of calling it; got {type(fn).__name__}."
+            _(
+                "pass your function itself, e.g. check(my_function), not the "
+                "result of calling it; got {kind}."
+            ).format(kind=type(fn).__name__)
         )
     try:
         return _seeded_call(fn, args)
     except NotImplementedError:
         raise ExerciseFailed(
-            f"{_name(fn)} is not implemented yet: replace the "
-            "`raise NotImplementedError(...)` line with your solution and run "
-            "the cell again."
+            _(
+                "{name} is not implemented yet: replace the "
+                "`raise NotImplementedError(...)` line with your solution and run "
+                "the cell again."
+            ).format(name=_name(fn))
         ) from None
     except Exception as error:  # any bug in the student's code, reported briefly
         text = str(error)
@@ -154,11 +182,10 @@ def _call(
         extra = known or next((hint for key, hint in hints if key in text), "")
         if not extra and "view size is not compatible" in text:
             extra = TRANSPOSE_HINT
-        if extra and not extra.startswith("Hint:"):
-            extra = f"Hint: {extra}"
-        raise ExerciseFailed(
-            f"{_name(fn)} raised {type(error).__name__}: {_first_line(text)}. {extra}".strip()
-        ) from None
+        message = _("{name} raised {error}: {text}. {hint}").format(
+            name=_name(fn), error=type(error).__name__, text=_first_line(text), hint=_as_hint(extra)
+        )
+        raise ExerciseFailed(message.strip()) from None
 
 
 def _tensor(
@@ -174,15 +201,23 @@ def _tensor(
     expected = f"{letters}={tuple(shape)}"
     if not isinstance(got, torch.Tensor):
         raise ExerciseFailed(
-            f"{what} must be a torch.Tensor of shape {expected}; got {type(got).__name__}."
+            _("{what} must be a torch.Tensor of shape {expected}; got {kind}.").format(
+                what=_shown(what), expected=expected, kind=type(got).__name__
+            )
         )
     if tuple(got.shape) != tuple(shape):
         hint = (shape_hints or {}).get(tuple(got.shape), SHAPE_HINT)
         raise ExerciseFailed(
-            f"wrong shape: {what} must be {expected}; got {tuple(got.shape)}. {hint}"
+            _("wrong shape: {what} must be {expected}; got {shape}. {hint}").format(
+                what=_shown(what), expected=expected, shape=tuple(got.shape), hint=_shown(hint)
+            )
         )
     if dtype is not None and got.dtype != dtype:
-        raise ExerciseFailed(f"wrong dtype: {what} must be {dtype}; got {got.dtype}.")
+        raise ExerciseFailed(
+            _("wrong dtype: {what} must be {expected}; got {dtype}.").format(
+                what=_shown(what), expected=dtype, dtype=got.dtype
+            )
+        )
     return got.detach().cpu()
 
 
@@ -200,14 +235,23 @@ def _diagnose(what: str, got: torch.Tensor, expected: torch.Tensor, fallback: st
     if _same(got, expected):
         return
     if torch.isnan(got.double()).any() and not torch.isnan(expected.double()).any():
-        raise ExerciseFailed(f"{what} contains NaN. {fallback}".strip())
+        message = _("{what} contains NaN. {fallback}").format(
+            what=_shown(what), fallback=_shown(fallback)
+        )
+        raise ExerciseFailed(message.strip())
     diff = (got.double() - expected.double()).abs().nan_to_num(float("inf"))
     index = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
-    raise ExerciseFailed(
-        f"{what} differs from the reference: at index {index} you have "
-        f"{got[index].item():.4g}, expected {expected[index].item():.4g}. "
-        f"{fallback}".strip()
+    message = _(
+        "{what} differs from the reference: at index {index} you have {got}, "
+        "expected {expected}. {fallback}"
+    ).format(
+        what=_shown(what),
+        index=index,
+        got=f"{got[index].item():.4g}",
+        expected=f"{expected[index].item():.4g}",
+        fallback=_shown(fallback),
     )
+    raise ExerciseFailed(message.strip())
 
 
 def _same_result(got, expected) -> bool:
@@ -273,11 +317,14 @@ def _expect(
         return got
     mistake = _matching_mistake(got, mistakes, args)
     if mistake is not None:
-        raise ExerciseFailed(f"{what}: {mistake.hint}")
+        raise ExerciseFailed(_("{what}: {hint}").format(what=_shown(what), hint=_(mistake.hint)))
     compared = validate(got) if validate else got
     if isinstance(compared, torch.Tensor) and isinstance(expected, torch.Tensor):
         _diagnose(what, compared.detach().cpu(), expected.detach().cpu(), fallback=fallback)
-    raise ExerciseFailed(f"{what} differs from the reference. {fallback}".strip())
+    message = _("{what} differs from the reference. {fallback}").format(
+        what=_shown(what), fallback=_shown(fallback)
+    )
+    raise ExerciseFailed(message.strip())
 
 
 def _number(expected: float, what: str, fallback: str) -> Callable:
@@ -286,11 +333,23 @@ def _number(expected: float, what: str, fallback: str) -> Callable:
     def validate(got) -> None:
         __tracebackhide__ = True
         if isinstance(got, bool) or not isinstance(got, (int, float)):
-            raise ExerciseFailed(f"{what} must be a number (float); got {type(got).__name__}.")
-        raise ExerciseFailed(f"{what}: you returned {got:.6g}, expected {expected:.6g}. {fallback}")
+            raise ExerciseFailed(
+                _("{what} must be a number (float); got {kind}.").format(
+                    what=_shown(what), kind=type(got).__name__
+                )
+            )
+        raise ExerciseFailed(
+            _("{what}: you returned {got}, expected {expected}. {fallback}").format(
+                what=_shown(what),
+                got=f"{got:.6g}",
+                expected=f"{expected:.6g}",
+                fallback=_shown(fallback),
+            )
+        )
 
     return validate
 
 
 def _passed(message: str) -> None:
-    print(f"✓ {message}")
+    """Print a check's success line; ``message`` is English marked with ``N_`` or ``_``."""
+    print(f"✓ {_(message)}")

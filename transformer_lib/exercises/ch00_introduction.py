@@ -19,6 +19,7 @@ from transformer_lib.exercises._core import (
     _tensor,
     exercise,
 )
+from transformer_lib.i18n import N_, _
 from transformer_lib.model import Transformer
 
 __all__ = ["check_logits_shape", "check_next_token_probabilities"]
@@ -50,28 +51,38 @@ def _model_logits_shape(
 
 LOGITS_SHAPE_MISTAKES = (
     Mistake(
-        "the logits have one row per *target* position: use tgt_len (T), not src_len (S); "
-        "the source length disappears in the decoder's cross-attention.",
+        N_(
+            "the logits have one row per *target* position: use tgt_len (T), not src_len (S); "
+            "the source length disappears in the decoder's cross-attention."
+        ),
         lambda config, batch_size, src_len, tgt_len: (batch_size, src_len, config.tgt_vocab_size),
     ),
     Mistake(
-        "the output layer scores *target* tokens: the last size is config.tgt_vocab_size, "
-        "not config.src_vocab_size.",
+        N_(
+            "the output layer scores *target* tokens: the last size is config.tgt_vocab_size, "
+            "not config.src_vocab_size."
+        ),
         lambda config, batch_size, src_len, tgt_len: (batch_size, tgt_len, config.src_vocab_size),
     ),
     Mistake(
-        "(B, T, d_model) is the decoder's output before the final linear layer; the logits "
-        "hold one score per vocabulary entry: the last size is config.tgt_vocab_size.",
+        N_(
+            "(B, T, d_model) is the decoder's output before the final linear layer; the logits "
+            "hold one score per vocabulary entry: the last size is config.tgt_vocab_size."
+        ),
         lambda config, batch_size, src_len, tgt_len: (batch_size, tgt_len, config.d_model),
     ),
     Mistake(
-        "keep the batch axis: the logits are (batch_size, tgt_len, vocabulary), "
-        "one (T, V) block per sentence.",
+        N_(
+            "keep the batch axis: the logits are (batch_size, tgt_len, vocabulary), "
+            "one (T, V) block per sentence."
+        ),
         lambda config, batch_size, src_len, tgt_len: (tgt_len, config.tgt_vocab_size),
     ),
     Mistake(
-        "the model scores *every* target position, not only the last one: put tgt_len "
-        "between the batch size and the vocabulary size.",
+        N_(
+            "the model scores *every* target position, not only the last one: put tgt_len "
+            "between the batch size and the vocabulary size."
+        ),
         lambda config, batch_size, src_len, tgt_len: (batch_size, config.tgt_vocab_size),
     ),
 )
@@ -92,11 +103,15 @@ def _unexpected_shape(config: TransformerConfig, batch_size: int, src_len: int, 
     """A ``validate`` for :func:`_expect`: any answer that reaches it is wrong; say why."""
 
     def explain(got) -> None:
+        sizes = (
+            f"B={batch_size}, S={src_len}, T={tgt_len}, d_model={config.d_model}, "
+            f"src_vocab_size={config.src_vocab_size}, tgt_vocab_size={config.tgt_vocab_size}"
+        )
         raise ExerciseFailed(
-            f"the shape of the logits: you returned {got!r}, but the model returns a tuple "
-            f"(B, T, V) for B={batch_size}, S={src_len}, T={tgt_len}, "
-            f"d_model={config.d_model}, src_vocab_size={config.src_vocab_size}, "
-            f"tgt_vocab_size={config.tgt_vocab_size}. Which of these sizes is each axis?"
+            _(
+                "the shape of the logits: you returned {got}, but the model returns a tuple "
+                "(B, T, V) for {sizes}. Which of these sizes is each axis?"
+            ).format(got=repr(got), sizes=sizes)
         )
 
     return explain
@@ -110,14 +125,14 @@ def check_logits_shape(fn: Callable) -> None:
     for batch_size, src_len, tgt_len in ((2, 5, 3), (1, 4, 6)):
         args = (_CONFIG, batch_size, src_len, tgt_len)
         _expect(
-            "the shape of the logits",
+            N_("the shape of the logits"),
             student,
             args,
             _model_logits_shape,
             LOGITS_SHAPE_MISTAKES,
             validate=_unexpected_shape(*args),
         )
-    _passed("logits shape: (batch_size, tgt_len, tgt_vocab_size), as the model returns.")
+    _passed(N_("logits shape: (batch_size, tgt_len, tgt_vocab_size), as the model returns."))
 
 
 def _softmax(logits: torch.Tensor) -> torch.Tensor:
@@ -126,43 +141,59 @@ def _softmax(logits: torch.Tensor) -> torch.Tensor:
 
 NEXT_TOKEN_PROBABILITIES_MISTAKES = (
     Mistake(
-        "softmax over the wrong axis: dim=1 normalises over target positions; the "
-        "vocabulary is the last axis, use dim=-1.",
+        N_(
+            "softmax over the wrong axis: dim=1 normalises over target positions; the "
+            "vocabulary is the last axis, use dim=-1."
+        ),
         lambda logits: torch.softmax(logits, dim=1),
     ),
     Mistake(
-        "softmax over the batch axis (dim=0, also what F.softmax picks for a 3-d tensor when "
-        "dim is left out): pass dim=-1, the vocabulary axis.",
+        N_(
+            "softmax over the batch axis (dim=0, also what F.softmax picks for a 3-d tensor when "
+            "dim is left out): pass dim=-1, the vocabulary axis."
+        ),
         lambda logits: torch.softmax(logits, dim=0),
     ),
     Mistake(
-        "those are log-probabilities (all ≤ 0): use torch.softmax(logits, dim=-1), "
-        "not log_softmax.",
+        N_(
+            "those are log-probabilities (all ≤ 0): use torch.softmax(logits, dim=-1), "
+            "not log_softmax."
+        ),
         lambda logits: F.log_softmax(logits, dim=-1),
     ),
     Mistake(
-        "you returned the logits unchanged: turn them into probabilities with "
-        "torch.softmax(logits, dim=-1).",
+        N_(
+            "you returned the logits unchanged: turn them into probabilities with "
+            "torch.softmax(logits, dim=-1)."
+        ),
         lambda logits: logits,
     ),
     Mistake(
-        "sigmoid squashes each score on its own, so a row does not sum to 1: softmax "
-        "normalises over the vocabulary, torch.softmax(logits, dim=-1).",
+        N_(
+            "sigmoid squashes each score on its own, so a row does not sum to 1: softmax "
+            "normalises over the vocabulary, torch.softmax(logits, dim=-1)."
+        ),
         torch.sigmoid,
     ),
     Mistake(
-        "you normalised over the whole tensor: each (sentence, position) needs its own "
-        "distribution, so sum over dim=-1 with keepdim=True.",
+        N_(
+            "you normalised over the whole tensor: each (sentence, position) needs its own "
+            "distribution, so sum over dim=-1 with keepdim=True."
+        ),
         lambda logits: logits.exp() / logits.exp().sum(),
     ),
     Mistake(
-        "sum(dim=-1) drops the vocabulary axis, so it cannot divide the (B, T, V) tensor: "
-        "add keepdim=True.",
+        N_(
+            "sum(dim=-1) drops the vocabulary axis, so it cannot divide the (B, T, V) tensor: "
+            "add keepdim=True."
+        ),
         lambda logits: logits.exp() / logits.exp().sum(dim=-1),
     ),
     Mistake(
-        "exp overflows for large logits (float32 overflows above about 88) and inf / inf "
-        "gives NaN: subtract each row's maximum first, or use torch.softmax, which does.",
+        N_(
+            "exp overflows for large logits (float32 overflows above about 88) and inf / inf "
+            "gives NaN: subtract each row's maximum first, or use torch.softmax, which does."
+        ),
         lambda logits: logits.exp() / logits.exp().sum(dim=-1, keepdim=True),
     ),
 )
@@ -177,8 +208,8 @@ def check_next_token_probabilities(fn: Callable) -> None:
     ordinary = torch.randn(B, T, V, generator=g) * 2
     large = torch.randn(B, T, V, generator=g) * 100  # exp() of these overflows float32
     cases = (
-        ("the probability tensor", ordinary),
-        ("for large logits, the probability tensor", large),
+        (N_("the probability tensor"), ordinary),
+        (N_("for large logits, the probability tensor"), large),
     )
     for what, logits in cases:
         _expect(
@@ -188,7 +219,9 @@ def check_next_token_probabilities(fn: Callable) -> None:
             _softmax,
             NEXT_TOKEN_PROBABILITIES_MISTAKES,
             validate=partial(_tensor, what=what, shape=(B, T, V), letters="(B, T, V)"),
-            fallback="Each row over the vocabulary must be exp(z) / Σ exp(z): "
-            "non-negative and summing to 1.",
+            fallback=N_(
+                "Each row over the vocabulary must be exp(z) / Σ exp(z): "
+                "non-negative and summing to 1."
+            ),
         )
-    _passed("next-token probabilities: softmax over the vocabulary, safe for large logits.")
+    _passed(N_("next-token probabilities: softmax over the vocabulary, safe for large logits."))

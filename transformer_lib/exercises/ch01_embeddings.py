@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from transformer_lib.embeddings import TokenEmbedding
 from transformer_lib.exercises._core import Mistake, _expect, _generator, _passed, _tensor, exercise
+from transformer_lib.i18n import N_
 
 __all__ = ["check_embedding_lookup", "check_scaled_embedding"]
 
@@ -18,14 +19,18 @@ __all__ = ["check_embedding_lookup", "check_scaled_embedding"]
 _ONE_HOT_HINTS = (
     (
         "shapes cannot be multiplied",
-        "Hint: F.one_hot(ids) without num_classes only makes "
-        "max(ids) + 1 columns; pass num_classes=weight.size(0).",
+        N_(
+            "Hint: F.one_hot(ids) without num_classes only makes "
+            "max(ids) + 1 columns; pass num_classes=weight.size(0)."
+        ),
     ),
     (
         "dtype",
-        "Hint: F.one_hot returns int64; convert with .float() before multiplying by the weight.",
+        N_(
+            "Hint: F.one_hot returns int64; convert with .float() before multiplying by the weight."
+        ),
     ),
-    ("expected scalar type", "Hint: F.one_hot returns int64; convert with .float()."),
+    ("expected scalar type", N_("Hint: F.one_hot returns int64; convert with .float().")),
 )
 
 
@@ -58,31 +63,41 @@ def _embedding_inputs(seed: int, V: int, D: int) -> tuple[torch.Tensor, torch.Te
 
 EMBEDDING_LOOKUP_MISTAKES = (
     Mistake(
-        "this exercise is the plain lookup: leave out the √d_model scaling, it comes next.",
+        N_("this exercise is the plain lookup: leave out the √d_model scaling, it comes next."),
         lambda ids, weight: F.one_hot(ids, weight.size(0)).float() @ weight * weight.size(1) ** 0.5,
     ),
     Mistake(
-        "F.one_hot(ids) without num_classes only makes max(ids) + 1 columns, fewer than the "
-        "weight's V rows: pass num_classes=weight.size(0).",
+        N_(
+            "F.one_hot(ids) without num_classes only makes max(ids) + 1 columns, fewer than the "
+            "weight's V rows: pass num_classes=weight.size(0)."
+        ),
         lambda ids, weight: F.one_hot(ids).float() @ weight,
     ),
     Mistake(
-        "num_classes is the vocabulary size weight.size(0) (one column per token), not the "
-        "embedding width weight.size(1).",
+        N_(
+            "num_classes is the vocabulary size weight.size(0) (one column per token), not the "
+            "embedding width weight.size(1)."
+        ),
         lambda ids, weight: F.one_hot(ids, weight.size(1)).float() @ weight,
     ),
     Mistake(
-        "F.one_hot returns int64 and the weight is float32: convert the one-hot with .float() "
-        "before multiplying.",
+        N_(
+            "F.one_hot returns int64 and the weight is float32: convert the one-hot with .float() "
+            "before multiplying."
+        ),
         lambda ids, weight: F.one_hot(ids, weight.size(0)) @ weight,
     ),
     Mistake(
-        "that is the one-hot matrix (B, L, V): multiply it by the weight (V, D) to select the rows.",
+        N_(
+            "that is the one-hot matrix (B, L, V): multiply it by the weight (V, D) to select the rows."
+        ),
         lambda ids, weight: F.one_hot(ids, weight.size(0)).float(),
     ),
     Mistake(
-        "keep the weight's dtype, float32: convert the one-hot with .float(), not .double() "
-        "(and leave the weight as it is).",
+        N_(
+            "keep the weight's dtype, float32: convert the one-hot with .float(), not .double() "
+            "(and leave the weight as it is)."
+        ),
         lambda ids, weight: F.one_hot(ids, weight.size(0)).double() @ weight.double(),
     ),
 )
@@ -94,37 +109,39 @@ def check_embedding_lookup(fn: Callable) -> None:
     __tracebackhide__ = True
     ids, weight = _embedding_inputs(1, V=11, D=6)
     _expect(
-        "the embeddings",
+        N_("the embeddings"),
         fn,
         (ids, weight),
         _lookup,
         EMBEDDING_LOOKUP_MISTAKES,
-        validate=partial(_tensor, what="the embeddings", shape=(2, 5, 6), letters="(B, L, D)"),
-        fallback="Row ids[b, l] of weight goes to out[b, l].",
+        validate=partial(_tensor, what=N_("the embeddings"), shape=(2, 5, 6), letters="(B, L, D)"),
+        fallback=N_("Row ids[b, l] of weight goes to out[b, l]."),
         hints=_ONE_HOT_HINTS,
     )
-    _passed("embedding lookup: equals weight[ids] (one-hot × matrix selects rows).")
+    _passed(N_("embedding lookup: equals weight[ids] (one-hot × matrix selects rows)."))
 
 
 SCALED_EMBEDDING_MISTAKES = (
     Mistake(
-        "you forgot the scaling: multiply the looked-up vectors by √d_model (§3.4).",
+        N_("you forgot the scaling: multiply the looked-up vectors by √d_model (§3.4)."),
         lambda ids, weight: weight[ids],
     ),
     Mistake(
-        "divide → multiply: the paper multiplies the embeddings by √d_model.",
+        N_("divide → multiply: the paper multiplies the embeddings by √d_model."),
         lambda ids, weight: weight[ids] / math.sqrt(weight.size(1)),
     ),
     Mistake(
-        "scale by the square root √d_model, not by d_model itself.",
+        N_("scale by the square root √d_model, not by d_model itself."),
         lambda ids, weight: weight[ids] * weight.size(1),
     ),
     Mistake(
-        "d_model is the embedding width weight.size(1), not the vocabulary size weight.size(0).",
+        N_(
+            "d_model is the embedding width weight.size(1), not the vocabulary size weight.size(0)."
+        ),
         lambda ids, weight: weight[ids] * math.sqrt(weight.size(0)),
     ),
     Mistake(
-        "d_model is the embedding width weight.size(1), not the sequence length ids.size(1).",
+        N_("d_model is the embedding width weight.size(1), not the sequence length ids.size(1)."),
         lambda ids, weight: weight[ids] * math.sqrt(ids.size(1)),
     ),
 )
@@ -136,15 +153,15 @@ def check_scaled_embedding(fn: Callable) -> None:
     __tracebackhide__ = True
     ids, weight = _embedding_inputs(2, V=9, D=16)  # √V = 3, √L ≈ 2.24, √D = 4, D = 16
     _expect(
-        "the scaled embeddings",
+        N_("the scaled embeddings"),
         fn,
         (ids, weight),
         _scaled,
         SCALED_EMBEDDING_MISTAKES,
         validate=partial(
-            _tensor, what="the scaled embeddings", shape=(2, 5, 16), letters="(B, L, D)"
+            _tensor, what=N_("the scaled embeddings"), shape=(2, 5, 16), letters="(B, L, D)"
         ),
-        fallback="Look up row ids[b, l] of weight, then multiply by √d_model.",
+        fallback=N_("Look up row ids[b, l] of weight, then multiply by √d_model."),
         hints=_ONE_HOT_HINTS,
     )
-    _passed("scaled embedding: weight[ids] × √d_model.")
+    _passed(N_("scaled embedding: weight[ids] × √d_model."))

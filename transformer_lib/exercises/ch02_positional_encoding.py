@@ -11,6 +11,7 @@ import torch
 
 from transformer_lib.embeddings import sinusoidal_positional_encoding
 from transformer_lib.exercises._core import Mistake, _expect, _passed, _tensor, exercise
+from transformer_lib.i18n import N_
 
 __all__ = ["check_positional_encoding", "check_pe_relative_shift"]
 
@@ -55,47 +56,59 @@ def _pe_tensor2tensor(max_len: int, d_model: int) -> torch.Tensor:
 
 POSITIONAL_ENCODING_MISTAKES = (
     Mistake(
-        "sin and cos are swapped: even columns 2i hold sin, odd columns 2i+1 hold cos.",
+        N_("sin and cos are swapped: even columns 2i hold sin, odd columns 2i+1 hold cos."),
         partial(_pe, swap=True),
     ),
     Mistake(
-        "that is the concatenated layout [sin | cos]; the paper interleaves: "
-        "table[:, 0::2] = sin, table[:, 1::2] = cos.",
+        N_(
+            "that is the concatenated layout [sin | cos]; the paper interleaves: "
+            "table[:, 0::2] = sin, table[:, 1::2] = cos."
+        ),
         partial(_pe, concat=True),
     ),
     Mistake(
-        "that is tensor2tensor's table: concatenated [sin | cos] and exponent i/(d_model/2 - 1). "
-        "The paper interleaves (table[:, 0::2] = sin, table[:, 1::2] = cos) and uses the "
-        "exponent 2i/d_model.",
+        N_(
+            "that is tensor2tensor's table: concatenated [sin | cos] and exponent i/(d_model/2 - 1). "
+            "The paper interleaves (table[:, 0::2] = sin, table[:, 1::2] = cos) and uses the "
+            "exponent 2i/d_model."
+        ),
         _pe_tensor2tensor,
     ),
     Mistake(
-        "the exponent is 2i/d_model where 2i is the even column index: build it with "
-        "torch.arange(0, d_model, 2), not torch.arange(d_model // 2).",
+        N_(
+            "the exponent is 2i/d_model where 2i is the even column index: build it with "
+            "torch.arange(0, d_model, 2), not torch.arange(d_model // 2)."
+        ),
         partial(_pe, two_i=False),
     ),
     Mistake(
-        "columns 2i and 2i+1 share one frequency 1/10000^(2i/d_model); you gave each column "
-        "its own: compute the angles once per pair, (max_len, d_model/2), and take sin and cos "
-        "of the same angles.",
+        N_(
+            "columns 2i and 2i+1 share one frequency 1/10000^(2i/d_model); you gave each column "
+            "its own: compute the angles once per pair, (max_len, d_model/2), and take sin and cos "
+            "of the same angles."
+        ),
         _pe_own_frequency,
     ),
     Mistake(
-        "divide the position by 10000^(2i/d_model); you multiplied.",
+        N_("divide the position by 10000^(2i/d_model); you multiplied."),
         partial(_pe, multiply=True),
     ),
     Mistake(
-        "positions start at 0: use torch.arange(max_len), not arange(1, max_len + 1).",
+        N_("positions start at 0: use torch.arange(max_len), not arange(1, max_len + 1)."),
         partial(_pe, start=1),
     ),
     Mistake(
-        "the table is transposed: one row per position, (max_len, d_model); broadcast "
-        "position[:, None] against the frequencies, not the other way round.",
+        N_(
+            "the table is transposed: one row per position, (max_len, d_model); broadcast "
+            "position[:, None] against the frequencies, not the other way round."
+        ),
         lambda max_len, d_model: _pe(max_len, d_model).T,
     ),
     Mistake(
-        "return float32 like the library: build the positions with dtype=torch.float32, "
-        "not float64.",
+        N_(
+            "return float32 like the library: build the positions with dtype=torch.float32, "
+            "not float64."
+        ),
         partial(_pe, dtype=torch.float64),
     ),
 )
@@ -107,20 +120,20 @@ def check_positional_encoding(fn: Callable) -> None:
     __tracebackhide__ = True
     for max_len, d_model in ((50, 16), (7, 4)):
         _expect(
-            "the table",
+            N_("the table"),
             fn,
             (max_len, d_model),
             sinusoidal_positional_encoding,
             POSITIONAL_ENCODING_MISTAKES,
             validate=partial(
                 _tensor,
-                what="the table",
+                what=N_("the table"),
                 shape=(max_len, d_model),
                 letters="(max_len, d_model)",
             ),
-            fallback="PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(...).",
+            fallback=N_("PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(...)."),
         )
-    _passed("positional encoding: matches the paper's table (§3.5).")
+    _passed(N_("positional encoding: matches the paper's table (§3.5)."))
 
 
 def _shift_from_table(offset: int, d_model: int) -> torch.Tensor:
@@ -160,24 +173,30 @@ def _concatenated_blocks(offset: int, d_model: int) -> torch.Tensor:
 
 PE_RELATIVE_SHIFT_MISTAKES = (
     Mistake(
-        "your matrix shifts backwards, to pos - offset: flip the sign of the sin terms "
-        "(or transpose each 2×2 block).",
+        N_(
+            "your matrix shifts backwards, to pos - offset: flip the sign of the sin terms "
+            "(or transpose each 2×2 block)."
+        ),
         lambda offset, d_model: _rotation(offset * _omega(d_model), sign=-1.0),
     ),
     Mistake(
-        "the matrix must mix each (sin, cos) pair: a diagonal of cos(offset·ω) alone is "
-        "not enough, add the ±sin(offset·ω) terms.",
+        N_(
+            "the matrix must mix each (sin, cos) pair: a diagonal of cos(offset·ω) alone is "
+            "not enough, add the ±sin(offset·ω) terms."
+        ),
         lambda offset, d_model: torch.diag(
             torch.cos(offset / 10000.0 ** (torch.arange(d_model) // 2 * 2 / d_model))
         ),
     ),
     Mistake(
-        "the rotation angle of pair i is offset·ω_i; you rotated by ω_i alone (a shift by 1).",
+        N_("the rotation angle of pair i is offset·ω_i; you rotated by ω_i alone (a shift by 1)."),
         lambda offset, d_model: _rotation(_omega(d_model)),
     ),
     Mistake(
-        "the course's table interleaves: pair i sits at rows and columns 2i and 2i+1, not at "
-        "i and i + d_model/2 (that is the concatenated [sin | cos] layout).",
+        N_(
+            "the course's table interleaves: pair i sits at rows and columns 2i and 2i+1, not at "
+            "i and i + d_model/2 (that is the concatenated [sin | cos] layout)."
+        ),
         _concatenated_blocks,
     ),
 )
@@ -202,15 +221,20 @@ def check_pe_relative_shift(fn: Callable) -> None:
     student = _in_float32(fn) if callable(fn) else fn
     for offset, d_model in ((3, 8), (1, 4)):
         _expect(
-            "the matrix",
+            N_("the matrix"),
             student,
             (offset, d_model),
             _shift_from_table,
             PE_RELATIVE_SHIFT_MISTAKES,
             validate=partial(
-                _tensor, what="the matrix", shape=(d_model, d_model), letters="(d_model, d_model)"
+                _tensor,
+                what=N_("the matrix"),
+                shape=(d_model, d_model),
+                letters="(d_model, d_model)",
             ),
-            fallback="Each (sin, cos) pair rotates by offset·ω_i: sin(a + b) = sin a cos b + "
-            "cos a sin b, cos(a + b) = cos a cos b - sin a sin b.",
+            fallback=N_(
+                "Each (sin, cos) pair rotates by offset·ω_i: sin(a + b) = sin a cos b + "
+                "cos a sin b, cos(a + b) = cos a cos b - sin a sin b."
+            ),
         )
-    _passed("relative shift: PE(pos + k) is a fixed rotation of PE(pos).")
+    _passed(N_("relative shift: PE(pos + k) is a fixed rotation of PE(pos)."))

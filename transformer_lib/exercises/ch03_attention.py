@@ -22,6 +22,7 @@ from transformer_lib.exercises._core import (
     _tensor,
     exercise,
 )
+from transformer_lib.i18n import N_, _
 
 __all__ = ["check_softmax", "check_attention_scores"]
 
@@ -36,33 +37,41 @@ def _softmax_naive(x: torch.Tensor, dim: int) -> torch.Tensor:
 
 SOFTMAX_MISTAKES = (
     Mistake(
-        "you normalised over the last axis whatever `dim` was; use the `dim` argument you were "
-        "given in both the max and the sum.",
+        N_(
+            "you normalised over the last axis whatever `dim` was; use the `dim` argument you were "
+            "given in both the max and the sum."
+        ),
         lambda x, dim: torch.softmax(x, -1),
     ),
     Mistake(
-        "keep the reduced axis: x.max(dim, keepdim=True) and exp.sum(dim, keepdim=True), so "
-        "they broadcast back along `dim`.",
+        N_(
+            "keep the reduced axis: x.max(dim, keepdim=True) and exp.sum(dim, keepdim=True), so "
+            "they broadcast back along `dim`."
+        ),
         lambda x, dim: _stable_exp(x, dim) / _stable_exp(x, dim).sum(dim),
     ),
     Mistake(
-        "divide by the sum along `dim` only (keepdim=True), not by the sum of all entries.",
+        N_("divide by the sum along `dim` only (keepdim=True), not by the sum of all entries."),
         lambda x, dim: (x - x.max()).exp() / (x - x.max()).exp().sum(),
     ),
     Mistake(
-        "softmax of large values gives NaN or inf: exp overflows. Subtract the max along dim "
-        "first, x - x.max(dim, keepdim=True).values; the result does not change.",
+        N_(
+            "softmax of large values gives NaN or inf: exp overflows. Subtract the max along dim "
+            "first, x - x.max(dim, keepdim=True).values; the result does not change."
+        ),
         _softmax_naive,
     ),
     Mistake(
-        "subtract the max along `dim` (x.max(dim, keepdim=True).values), not the max of the "
-        "whole tensor x.max(): a row far below the global max underflows to 0 / 0 = NaN.",
+        N_(
+            "subtract the max along `dim` (x.max(dim, keepdim=True).values), not the max of the "
+            "whole tensor x.max(): a row far below the global max underflows to 0 / 0 = NaN."
+        ),
         lambda x, dim: (x - x.max()).exp() / (x - x.max()).exp().sum(dim, keepdim=True),
     ),
 )
 
 
-SOFTMAX_FALLBACK = "Subtract the max along dim, exponentiate, divide by the sum along dim."
+SOFTMAX_FALLBACK = N_("Subtract the max along dim, exponentiate, divide by the sum along dim.")
 
 
 @exercise(torch.softmax, SOFTMAX_MISTAKES)
@@ -72,16 +81,20 @@ def check_softmax(fn: Callable) -> None:
     g = _generator(3)
     x3, square = torch.randn(3, 4, 5, generator=g) * 3, torch.randn(4, 4, generator=g) * 3
     big = torch.randn(4, 6, generator=g) * 1000  # exp(1000) overflows float32
-    cases = [(x3, -1, ""), (x3, 1, ""), (x3, 0, ""), (square, -1, ""), (big, -1, " (large)")]
+    cases = [(x3, -1, False), (x3, 1, False), (x3, 0, False), (square, -1, False), (big, -1, True)]
     for x, dim, large in cases:
-        what = f"softmax(x, dim={dim}){large}"
+        what = _("softmax(x, dim={dim}) (large)") if large else "softmax(x, dim={dim})"
+        what = what.format(dim=dim)
         validate = functools.partial(_tensor, what=what, shape=tuple(x.shape), letters="x.shape")
         _expect(what, fn, (x, dim), torch.softmax, SOFTMAX_MISTAKES, validate, SOFTMAX_FALLBACK)
-    _passed("softmax: right along any dim, and stable for large inputs.")
+    _passed(N_("softmax: right along any dim, and stable for large inputs."))
 
 
 _MATMUL_HINTS = tuple(
-    (key, "Hint: scores = q @ k.transpose(-2, -1): (..., T, d_k) @ (..., d_k, S) -> (..., T, S).")
+    (
+        key,
+        N_("Hint: scores = q @ k.transpose(-2, -1): (..., T, d_k) @ (..., d_k, S) -> (..., T, S)."),
+    )
     for key in ("batch2", "cannot be multiplied", "must match the size")
 )
 
@@ -92,27 +105,33 @@ def _raw(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
 
 
 ATTENTION_SCORES_MISTAKES = (
-    Mistake("you forgot to divide by √d_k (§3.2.1): return q @ k.transpose(-2, -1) / √d_k.", _raw),
     Mistake(
-        "divide by √d_k = √q.size(-1), not by d_k itself.", lambda q, k: _raw(q, k) / q.size(-1)
+        N_("you forgot to divide by √d_k (§3.2.1): return q @ k.transpose(-2, -1) / √d_k."), _raw
     ),
-    Mistake("divide by √d_k, don't multiply.", lambda q, k: _raw(q, k) * q.size(-1) ** 0.5),
     Mistake(
-        "d_k is q.size(-1); k.size(-2) is the number of keys S.",
+        N_("divide by √d_k = √q.size(-1), not by d_k itself."), lambda q, k: _raw(q, k) / q.size(-1)
+    ),
+    Mistake(N_("divide by √d_k, don't multiply."), lambda q, k: _raw(q, k) * q.size(-1) ** 0.5),
+    Mistake(
+        N_("d_k is q.size(-1); k.size(-2) is the number of keys S."),
         lambda q, k: _raw(q, k) / k.size(-2) ** 0.5,
     ),
     Mistake(
-        "transpose the keys, not the queries: q @ k.transpose(-2, -1), "
-        "(..., T, d_k) @ (..., d_k, S).",
+        N_(
+            "transpose the keys, not the queries: q @ k.transpose(-2, -1), "
+            "(..., T, d_k) @ (..., d_k, S)."
+        ),
         lambda q, k: q.transpose(-2, -1) @ k / math.sqrt(q.size(-1)),
     ),
     Mistake(
-        "k.transpose(1, 2) and k.T only swap the right axes of a 3-D (B, L, d) tensor; on "
-        "(B, H, S, d_k) use k.transpose(-2, -1), the last two axes.",
+        N_(
+            "k.transpose(1, 2) and k.T only swap the right axes of a 3-D (B, L, d) tensor; on "
+            "(B, H, S, d_k) use k.transpose(-2, -1), the last two axes."
+        ),
         lambda q, k: q @ k.transpose(1, 2) / math.sqrt(q.size(-1)),
     ),
     Mistake(
-        "k.t() only transposes 2-D matrices; use k.transpose(-2, -1) for any leading dims.",
+        N_("k.t() only transposes 2-D matrices; use k.transpose(-2, -1) for any leading dims."),
         lambda q, k: q @ k.t() / math.sqrt(q.size(-1)),
     ),
 )
@@ -133,7 +152,7 @@ def check_attention_scores(fn: Callable) -> None:
     """fn(q (..., T, d_k), k (..., S, d_k)) -> scores q kᵀ / √d_k of shape (..., T, S)."""
     __tracebackhide__ = True
     q, k, _, _ = _attention_inputs(4)
-    validate = lambda got: _tensor(got, "the scores", (2, 3, 4, 5), "(B, H, T, S)")  # noqa: E731
+    validate = lambda got: _tensor(got, N_("the scores"), (2, 3, 4, 5), "(B, H, T, S)")  # noqa: E731
     mistakes, hints = ATTENTION_SCORES_MISTAKES, _MATMUL_HINTS
-    _expect("the scores", fn, (q, k), attention_scores, mistakes, validate, hints=hints)
-    _passed("attention scores: match the library's.")
+    _expect(N_("the scores"), fn, (q, k), attention_scores, mistakes, validate, hints=hints)
+    _passed(N_("attention scores: match the library's."))

@@ -25,6 +25,7 @@ from transformer_lib.exercises._core import (
     exercise,
 )
 from transformer_lib.exercises.ch03_attention import _MATMUL_HINTS, _attention_inputs, _raw
+from transformer_lib.i18n import N_, _
 
 __all__ = ["check_scaled_dot_product_attention"]
 
@@ -50,8 +51,8 @@ def _turned(hint: str, mask=lambda m: m, **knobs) -> Mistake:
     )
 
 
-ORDER_HINT = "return (output, weights) in this order; you returned the weights first."
-FILL_HINT = (
+ORDER_HINT = N_("return (output, weights) in this order; you returned the weights first.")
+FILL_HINT = N_(
     "masked scores filled with a large finite number (-1e9, -1e10, torch.finfo(...).min) "
     "instead of -inf only look right: a query whose keys are all masked then gets uniform "
     "weights, averaging the padding, and in float16 masked_fill(..., -1e9) raises an overflow "
@@ -59,65 +60,81 @@ FILL_HINT = (
 )
 ATTENTION_MISTAKES = (
     _turned(
-        "you forgot to divide the scores by √d_k (§3.2.1): without it softmax saturates as d_k "
-        "grows.",
+        N_(
+            "you forgot to divide the scores by √d_k (§3.2.1): without it softmax saturates as d_k "
+            "grows."
+        ),
         scale=lambda q, k, v: 1.0,
     ),
-    _turned("divide the scores by √d_k, not by d_k.", scale=lambda q, k, v: q.size(-1)),
-    _turned("divide the scores by √d_k, don't multiply.", scale=lambda q, k, v: q.size(-1) ** -0.5),
+    _turned(N_("divide the scores by √d_k, not by d_k."), scale=lambda q, k, v: q.size(-1)),
     _turned(
-        "scale by √d_k with d_k = q.size(-1), not by v's width d_v.",
+        N_("divide the scores by √d_k, don't multiply."), scale=lambda q, k, v: q.size(-1) ** -0.5
+    ),
+    _turned(
+        N_("scale by √d_k with d_k = q.size(-1), not by v's width d_v."),
         scale=lambda q, k, v: v.size(-1) ** 0.5,
     ),
     _turned(
-        "scale by √d_k with d_k = q.size(-1), not by the number of keys k.size(-2).",
+        N_("scale by √d_k with d_k = q.size(-1), not by the number of keys k.size(-2)."),
         scale=lambda q, k, v: k.size(-2) ** 0.5,
     ),
     _turned(
-        "softmax over the wrong axis: each query's weights over the keys must sum to 1, so use "
-        "dim=-1 (you normalised over the queries, dim=-2).",
+        N_(
+            "softmax over the wrong axis: each query's weights over the keys must sum to 1, so use "
+            "dim=-1 (you normalised over the queries, dim=-2)."
+        ),
         dim=-2,
     ),
     _turned(
-        "your mask is inverted: True means 'may attend', so fill the scores where the mask is "
-        "False: scores.masked_fill(~mask, float('-inf')).",
+        N_(
+            "your mask is inverted: True means 'may attend', so fill the scores where the mask is "
+            "False: scores.masked_fill(~mask, float('-inf'))."
+        ),
         mask=lambda m: ~m,
     ),
     _turned(
-        "you ignored the mask: fill the scores where mask is False with -inf before the softmax, "
-        "and keep the result (masked_fill returns a new tensor: scores = scores.masked_fill(...)).",
+        N_(
+            "you ignored the mask: fill the scores where mask is False with -inf before the softmax, "
+            "and keep the result (masked_fill returns a new tensor: scores = scores.masked_fill(...))."
+        ),
         mask=lambda m: None,
     ),
     _turned(
-        "apply the mask to the scores before the softmax; multiplying the weights afterwards "
-        "leaves rows that no longer sum to 1.",
+        N_(
+            "apply the mask to the scores before the softmax; multiplying the weights afterwards "
+            "leaves rows that no longer sum to 1."
+        ),
         use="after",
     ),
-    _turned("masked scores must be -inf (so exp gives 0), not 0.", fill=0.0),
+    _turned(N_("masked scores must be -inf (so exp gives 0), not 0."), fill=0.0),
     _turned(FILL_HINT, fill=-1e9),
     _turned(
-        "a float32 'mask bias' (~mask) * -1e9 added to the scores turns float16 scores into "
-        "float32 (and -1e9 does not exist in float16). Fill instead: "
-        "scores.masked_fill(~mask, float('-inf')) keeps the scores' dtype.",
+        N_(
+            "a float32 'mask bias' (~mask) * -1e9 added to the scores turns float16 scores into "
+            "float32 (and -1e9 does not exist in float16). Fill instead: "
+            "scores.masked_fill(~mask, float('-inf')) keeps the scores' dtype."
+        ),
         fill=-1e9,
         use="bias",
     ),
     Mistake(ORDER_HINT, lambda q, k, v, m=None: _attention(q, k, v, m)[::-1]),
     Mistake(
-        "return a tuple (output, weights): the notebooks draw the weights.",
+        N_("return a tuple (output, weights): the notebooks draw the weights."),
         lambda q, k, v, m=None: _attention(q, k, v, m)[0],
     ),
     Mistake(
-        "the output is weights @ v: multiply the weights by the values v, not the keys k.",
+        N_("the output is weights @ v: multiply the weights by the values v, not the keys k."),
         lambda q, k, v, m=None: _attention(q, k, k, m),
     ),
     Mistake(
-        "k.transpose(1, 2) only swaps the right axes of a 3-D (B, L, d) tensor; on "
-        "(B, H, S, d_k) use k.transpose(-2, -1), the last two axes.",
+        N_(
+            "k.transpose(1, 2) only swaps the right axes of a 3-D (B, L, d) tensor; on "
+            "(B, H, S, d_k) use k.transpose(-2, -1), the last two axes."
+        ),
         lambda q, k, v, m=None: (q @ k.transpose(1, 2), None),  # crashes like the student's
     ),
 )
-EMPTY_ROW = (
+EMPTY_ROW = N_(
     "A query whose keys are all masked has nothing to attend to: the library gives it zero "
     "weights (a plain softmax of -inf gives NaN, also accepted), never weights on masked keys."
 )
@@ -134,10 +151,10 @@ def check_scaled_dot_product_attention(fn: Callable) -> None:
     empty = mask.clone()
     empty[0, 0, 1] = False  # query 1 of sentence 0 may attend to nothing
     cases = [
-        ("without a mask", (q, k, v)),
-        ("with a mask", (q, k, v, mask)),
+        (N_("without a mask"), (q, k, v)),
+        (N_("with a mask"), (q, k, v, mask)),
         ("in float16", (q.half(), k.half(), v.half(), mask)),  # masked_fill(-1e9) raises here
-        ("with a fully masked query", (q, k, v, empty)),  # -1e9 spreads weight on masked keys
+        (N_("with a fully masked query"), (q, k, v, empty)),  # -1e9 spreads weight on masked keys
     ]
     for when, args in cases:
         if args[0].dtype == torch.float16:
@@ -145,12 +162,13 @@ def check_scaled_dot_product_attention(fn: Callable) -> None:
             continue
         mistakes = [Mistake(m.hint, _nan_rows_as_zeros(m.fn, args)) for m in ATTENTION_MISTAKES]
         student, validate = _nan_rows_as_zeros(fn, args), _validator(when, fn, args)
-        _expect(
-            f"attention {when}", student, args, scaled_dot_product_attention, mistakes, validate
-        )
+        what = _("attention {when}").format(when=_(when))
+        _expect(what, student, args, scaled_dot_product_attention, mistakes, validate)
     _passed(
-        "scaled dot-product attention: output and weights match, with and without a mask, "
-        "in float16, and for a query with nothing to attend to."
+        N_(
+            "scaled dot-product attention: output and weights match, with and without a mask, "
+            "in float16, and for a query with nothing to attend to."
+        )
     )
 
 
@@ -177,7 +195,8 @@ def _pair(got, fn) -> tuple:
     __tracebackhide__ = True
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         kind = type(got).__name__
-        raise ExerciseFailed(f"{_name(fn)} must return a tuple (output, weights); got {kind}.")
+        message = _("{name} must return a tuple (output, weights); got {kind}.")
+        raise ExerciseFailed(message.format(name=_name(fn), kind=kind))
     return tuple(got)
 
 
@@ -185,14 +204,15 @@ def _float16_case(fn: Callable, args: tuple) -> None:
     """float16 inputs: the library's answer to half precision."""
     __tracebackhide__ = True
     got = _pair(_call(fn, *args, hints=_MATMUL_HINTS, mistakes=ATTENTION_MISTAKES), fn)
-    for name, value, expected in zip(
-        ("output", "weights"), got, scaled_dot_product_attention(*args)
-    ):
-        value = _tensor(value, f"the {name} in float16", expected.shape, "like q", torch.float16)
+    names = (N_("the output in float16"), N_("the weights in float16"))
+    for what, value, expected in zip(names, got, scaled_dot_product_attention(*args)):
+        value = _tensor(value, what, expected.shape, "like q", torch.float16)
         if not torch.allclose(value.float(), expected.float(), rtol=1e-2, atol=2e-3):
             raise ExerciseFailed(
-                f"the {name} in float16 differ from the library's (right in float32): keep every "
-                "step in the inputs' dtype, with no float32 constants or masks added to the scores."
+                _(
+                    "{what} differ from the library's (right in float32): keep every step in "
+                    "the inputs' dtype, with no float32 constants or masks added to the scores."
+                ).format(what=_(what))
             )
 
 
@@ -204,23 +224,27 @@ def _validator(when: str, fn: Callable, args: tuple) -> Callable:
         expected_out, expected = scaled_dot_product_attention(*args)
         out, weights = _pair(got, fn)
         if isinstance(out, torch.Tensor) and out.shape == expected.shape:
-            raise ExerciseFailed(ORDER_HINT)
-        transposed = {(2, 3, 5, 4): "Queries are rows, keys columns: q @ k.transpose(-2, -1)."}
-        weights = _tensor(weights, f"the weights ({when})", expected.shape, "(B, H, T, S)",
+            raise ExerciseFailed(_(ORDER_HINT))
+        transposed = {(2, 3, 5, 4): N_("Queries are rows, keys columns: q @ k.transpose(-2, -1).")}
+        weights_what = _("the weights ({when})").format(when=_(when))
+        weights = _tensor(weights, weights_what, expected.shape, "(B, H, T, S)",
                           shape_hints=transposed)  # fmt: skip
         mask = args[3] if len(args) > 3 else torch.ones((), dtype=torch.bool)
         empty = ~mask.any(dim=-1)  # (..., T): rows with nothing to attend to
         if not (((weights.nan_to_num().sum(-1) - 1).abs() < 1e-4) | empty).all():
-            hint = "Each query row must sum to 1 over the keys: softmax(scores, dim=-1)."
+            hint = N_("Each query row must sum to 1 over the keys: softmax(scores, dim=-1).")
         elif (weights.masked_select(~mask.expand_as(weights)).nan_to_num() != 0).any():
-            hint = "Blocked keys (mask False) must get weight 0: fill their scores with -inf."
+            hint = N_("Blocked keys (mask False) must get weight 0: fill their scores with -inf.")
         else:
-            hint = EMPTY_ROW if empty.any() else "Check the scale: divide by √d_k = √q.size(-1)."
-        _diagnose(f"the weights ({when})", weights, expected, fallback=hint)
-        out = _tensor(out, f"the output ({when})", expected_out.shape, "(B, H, T, d_v)",
-                      shape_hints={(2, 3, 4, 8): "Multiply the weights by v: d_v = v.size(-1)."})  # fmt: skip
-        hint = "The weights are right; the output is weights @ v."
-        _diagnose(f"the output ({when})", out, expected_out, fallback=hint)
-        raise ExerciseFailed(f"return a tuple (output, weights), not a {type(got).__name__}.")
+            scale = N_("Check the scale: divide by √d_k = √q.size(-1).")
+            hint = EMPTY_ROW if empty.any() else scale
+        _diagnose(weights_what, weights, expected, fallback=hint)
+        out_what = _("the output ({when})").format(when=_(when))
+        wrong_width = {(2, 3, 4, 8): N_("Multiply the weights by v: d_v = v.size(-1).")}
+        out = _tensor(out, out_what, expected_out.shape, "(B, H, T, d_v)", shape_hints=wrong_width)
+        hint = N_("The weights are right; the output is weights @ v.")
+        _diagnose(out_what, out, expected_out, fallback=hint)
+        message = _("return a tuple (output, weights), not a {kind}.")
+        raise ExerciseFailed(message.format(kind=type(got).__name__))
 
     return validate

@@ -22,6 +22,7 @@ from transformer_lib.exercises._core import (
     _tensor,
     exercise,
 )
+from transformer_lib.i18n import N_, _
 
 __all__ = ["check_causal_mask", "check_padding_mask", "check_target_mask"]
 
@@ -33,15 +34,23 @@ def _bool_mask(got, what: str, expected: torch.Tensor, letters: str, shape_hints
     if got.dtype != torch.bool:
         if _same(got, expected.float()):
             raise ExerciseFailed(
-                f"{what}: the pattern is right but the dtype is {got.dtype}; "
-                "masks are torch.bool (use .bool() or dtype=torch.bool)."
+                _(
+                    "{what}: the pattern is right but the dtype is {dtype}; "
+                    "masks are torch.bool (use .bool() or dtype=torch.bool)."
+                ).format(what=what, dtype=got.dtype)
             )
         if torch.isinf(got.double()).any():
             raise ExerciseFailed(
-                f"{what}: that is an additive float mask (0 / -inf, the nn.Transformer "
-                "convention); here masks are torch.bool, True = may attend."
+                _(
+                    "{what}: that is an additive float mask (0 / -inf, the nn.Transformer "
+                    "convention); here masks are torch.bool, True = may attend."
+                ).format(what=what)
             )
-        raise ExerciseFailed(f"wrong dtype: {what} must be torch.bool; got {got.dtype}.")
+        raise ExerciseFailed(
+            _("wrong dtype: {what} must be torch.bool; got {dtype}.").format(
+                what=what, dtype=got.dtype
+            )
+        )
     return got
 
 
@@ -80,32 +89,42 @@ def _compare(op: Callable, size: int) -> torch.Tensor:
 
 CAUSAL_MASK_MISTAKES = (
     Mistake(
-        "your mask is inverted: True must mean 'may attend', i.e. key s <= query t (the past "
-        "and the position itself); you marked the future s > t.",
+        N_(
+            "your mask is inverted: True must mean 'may attend', i.e. key s <= query t (the past "
+            "and the position itself); you marked the future s > t."
+        ),
         lambda size: _compare(torch.gt, size),
     ),
     Mistake(
-        "diagonal excluded: a position may attend to itself, so compare key s <= query t "
-        "with `<=`, not `<`.",
+        N_(
+            "diagonal excluded: a position may attend to itself, so compare key s <= query t "
+            "with `<=`, not `<`."
+        ),
         lambda size: _compare(torch.lt, size),
     ),
     Mistake(
-        "that is the upper triangle (key s >= query t): query t would see the future. Rows "
-        "are queries (positions[:, None]), columns keys (positions[None, :]): key <= query.",
+        N_(
+            "that is the upper triangle (key s >= query t): query t would see the future. Rows "
+            "are queries (positions[:, None]), columns keys (positions[None, :]): key <= query."
+        ),
         lambda size: _compare(torch.ge, size),
     ),
     Mistake(
-        "nothing is masked: query t must not see the keys s > t after it.",
+        N_("nothing is masked: query t must not see the keys s > t after it."),
         lambda size: torch.ones(size, size, dtype=torch.bool),
     ),
     Mistake(
-        "the pattern is right but the mask is a float 0/1 tensor: masks are torch.bool "
-        "(dtype torch.float32 is wrong); a comparison like key <= query already gives bool.",
+        N_(
+            "the pattern is right but the mask is a float 0/1 tensor: masks are torch.bool "
+            "(dtype torch.float32 is wrong); a comparison like key <= query already gives bool."
+        ),
         lambda size: _compare(torch.le, size).float(),
     ),
     Mistake(
-        "that is nn.Transformer's additive float mask (0 allowed, -inf blocked, as from "
-        "generate_square_subsequent_mask); here masks are torch.bool, True = may attend.",
+        N_(
+            "that is nn.Transformer's additive float mask (0 allowed, -inf blocked, as from "
+            "generate_square_subsequent_mask); here masks are torch.bool, True = may attend."
+        ),
         lambda size: torch.triu(torch.full((size, size), float("-inf")), 1),
     ),
 )
@@ -127,10 +146,10 @@ def check_causal_mask(fn: Callable) -> None:
                 for m in CAUSAL_MASK_MISTAKES
             ],
             validate=lambda got, size=size: _bool_mask(
-                got, f"causal_mask({size})", masks.causal_mask(size), "(T, T) or (1, 1, T, T)"
+                got, f"causal_mask({size})", masks.causal_mask(size), _("(T, T) or (1, 1, T, T)")
             ),
         )
-    _passed("causal mask: each position sees itself and the past, never the future.")
+    _passed(N_("causal mask: each position sees itself and the past, never the future."))
 
 
 def _padded_tokens(seed: int, pad_id: int) -> torch.Tensor:
@@ -158,60 +177,82 @@ def _square(tokens):
     return (tokens.size(0), 1, tokens.size(1), tokens.size(1))  # (B, 1, S, S)
 
 
-NOT_QUERIES = (
-    "A padded query's output is never used, and masking its row leaves it nothing to attend "
-    "to (NaN after a plain softmax, which spreads to the next layer)."
-)
 PADDING_MASK_MISTAKES = (
     Mistake(
-        "your mask is inverted: True must mean 'may attend', i.e. tokens != pad_id.",
+        N_("your mask is inverted: True must mean 'may attend', i.e. tokens != pad_id."),
         lambda t, p: (t == p)[:, None, None, :],
     ),
-    Mistake("use the pad_id argument, not a hard-coded 0.", lambda t, p: _keys(t, 0)),
+    Mistake(N_("use the pad_id argument, not a hard-coded 0."), lambda t, p: _keys(t, 0)),
     Mistake(
-        "that is PyTorch's key_padding_mask, (B, S) and True at the pads (= blocked). Here "
-        "True means may attend, shaped (B, 1, 1, S): (tokens != pad_id)[:, None, None, :].",
+        N_(
+            "that is PyTorch's key_padding_mask, (B, S) and True at the pads (= blocked). Here "
+            "True means may attend, shaped (B, 1, 1, S): (tokens != pad_id)[:, None, None, :]."
+        ),
         lambda t, p: t == p,
     ),
     Mistake(
-        "add the head and query axes: mask[:, None, None, :] -> (B, 1, 1, S), so the mask "
-        "broadcasts against the scores (B, H, T, S).",
+        N_(
+            "add the head and query axes: mask[:, None, None, :] -> (B, 1, 1, S), so the mask "
+            "broadcasts against the scores (B, H, T, S)."
+        ),
         lambda t, p: t != p,
     ),
     Mistake(
-        "(B, 1, S) lines the batch up with the head axis of the scores (B, H, T, S): add "
-        "both size-1 axes, mask[:, None, None, :] -> (B, 1, 1, S).",
+        N_(
+            "(B, 1, S) lines the batch up with the head axis of the scores (B, H, T, S): add "
+            "both size-1 axes, mask[:, None, None, :] -> (B, 1, 1, S)."
+        ),
         lambda t, p: (t != p)[:, None, :],
     ),
     Mistake(
-        "that masks padded queries (rows), not padded keys (columns): (B, 1, S, 1). Put the "
-        "S axis last, (B, 1, 1, S). " + NOT_QUERIES,
+        N_(
+            "that masks padded queries (rows), not padded keys (columns): (B, 1, S, 1). Put the "
+            "S axis last, (B, 1, 1, S). "
+            "A padded query's output is never used, and masking its row leaves it nothing to "
+            "attend to (NaN after a plain softmax, which spreads to the next layer)."
+        ),
         _queries,
     ),
     Mistake(
-        "that masks whole rows (padded queries), not columns (padded keys). Mask keys only, "
-        "with the S axis last: (B, 1, 1, S). " + NOT_QUERIES,
+        N_(
+            "that masks whole rows (padded queries), not columns (padded keys). Mask keys only, "
+            "with the S axis last: (B, 1, 1, S). "
+            "A padded query's output is never used, and masking its row leaves it nothing to "
+            "attend to (NaN after a plain softmax, which spreads to the next layer)."
+        ),
         lambda t, p: _queries(t, p).expand(_square(t)),
     ),
     Mistake(
-        "you masked padded queries as well as keys, (B, 1, S, S): mask keys only, "
-        "(tokens != pad_id)[:, None, None, :] -> (B, 1, 1, S). " + NOT_QUERIES,
+        N_(
+            "you masked padded queries as well as keys, (B, 1, S, S): mask keys only, "
+            "(tokens != pad_id)[:, None, None, :] -> (B, 1, 1, S). "
+            "A padded query's output is never used, and masking its row leaves it nothing to "
+            "attend to (NaN after a plain softmax, which spreads to the next layer)."
+        ),
         lambda t, p: _keys(t, p) & _queries(t, p),
     ),
     Mistake(
-        "(B, S, S) masks padded queries as well as keys and has no head axis: mask keys "
-        "only, (tokens != pad_id)[:, None, None, :] -> (B, 1, 1, S). " + NOT_QUERIES,
+        N_(
+            "(B, S, S) masks padded queries as well as keys and has no head axis: mask keys "
+            "only, (tokens != pad_id)[:, None, None, :] -> (B, 1, 1, S). "
+            "A padded query's output is never used, and masking its row leaves it nothing to "
+            "attend to (NaN after a plain softmax, which spreads to the next layer)."
+        ),
         lambda t, p: (t != p)[:, None, :] & (t != p)[:, :, None],
     ),
     Mistake(
-        "that is the get_attn_pad_mask of many tutorials: True at the pads (blocked), "
-        "expanded to (B, S, S). Here True means may attend and the mask keeps size-1 axes: "
-        "(tokens != pad_id)[:, None, None, :] -> (B, 1, 1, S).",
+        N_(
+            "that is the get_attn_pad_mask of many tutorials: True at the pads (blocked), "
+            "expanded to (B, S, S). Here True means may attend and the mask keeps size-1 axes: "
+            "(tokens != pad_id)[:, None, None, :] -> (B, 1, 1, S)."
+        ),
         lambda t, p: (t == p)[:, None, :].expand(t.size(0), t.size(1), t.size(1)),
     ),
     Mistake(
-        "right values, but keep the query axis of size 1: (B, 1, 1, S) broadcasts against any "
-        "number of queries T (cross-attention has T != S); don't expand it to (B, 1, S, S).",
+        N_(
+            "right values, but keep the query axis of size 1: (B, 1, 1, S) broadcasts against any "
+            "number of queries T (cross-attention has T != S); don't expand it to (B, 1, S, S)."
+        ),
         lambda t, p: _keys(t, p).expand(_square(t)),
     ),
 )
@@ -235,10 +276,10 @@ def check_padding_mask(fn: Callable) -> None:
                 what,
                 masks.padding_mask(tokens, pad_id),
                 "(B, 1, 1, S)",
-                {(4, 6, 1, 1): "Padding masks keys: the S axis goes last, (B, 1, 1, S)."},
+                {(4, 6, 1, 1): N_("Padding masks keys: the S axis goes last, (B, 1, 1, S).")},
             ),
         )
-    _passed("padding mask: real tokens True, <pad> False, shaped (B, 1, 1, S).")
+    _passed(N_("padding mask: real tokens True, <pad> False, shaped (B, 1, 1, S)."))
 
 
 def _causal(tgt):
@@ -247,37 +288,54 @@ def _causal(tgt):
 
 TARGET_MASK_MISTAKES = (
     Mistake(
-        "that is the causal mask alone: AND it with the padding mask (B, 1, 1, T) so padded "
-        "keys are blocked too.",
+        N_(
+            "that is the causal mask alone: AND it with the padding mask (B, 1, 1, T) so padded "
+            "keys are blocked too."
+        ),
         lambda t, p: _causal(t),
     ),
     Mistake(
-        "that is the padding mask alone: AND it with the causal mask (1, 1, T, T) so the "
-        "future is blocked too.",
+        N_(
+            "that is the padding mask alone: AND it with the causal mask (1, 1, T, T) so the "
+            "future is blocked too."
+        ),
         lambda t, p: _keys(t, p),
     ),
     Mistake(
-        "combine with AND (&): a key must be both in the past and not padding; OR lets too "
-        "much through.",
+        N_(
+            "combine with AND (&): a key must be both in the past and not padding; OR lets too "
+            "much through."
+        ),
         lambda t, p: _causal(t) | _keys(t, p),
     ),
     Mistake(
-        "your mask is inverted: True must mean 'may attend' (a past, non-pad key).",
+        N_("your mask is inverted: True must mean 'may attend' (a past, non-pad key)."),
         lambda t, p: ~(_causal(t) & _keys(t, p)),
     ),
     Mistake(
-        "diagonal excluded: position t may attend to itself; the causal part is key s <= query t.",
+        N_(
+            "diagonal excluded: position t may attend to itself; the causal part is "
+            "key s <= query t."
+        ),
         lambda t, p: _keys(t, p) & torch.tril(torch.ones(t.size(1), t.size(1)), -1).bool(),
     ),
-    Mistake("use the pad_id argument, not a hard-coded 0.", lambda t, p: masks.target_mask(t, 0)),
     Mistake(
-        "you masked padded queries (rows) instead of padded keys (columns): the padding part "
-        "is (tgt != pad_id)[:, None, None, :], shape (B, 1, 1, T).",
+        N_("use the pad_id argument, not a hard-coded 0."), lambda t, p: masks.target_mask(t, 0)
+    ),
+    Mistake(
+        N_(
+            "you masked padded queries (rows) instead of padded keys (columns): the padding part "
+            "is (tgt != pad_id)[:, None, None, :], shape (B, 1, 1, T)."
+        ),
         lambda t, p: _causal(t) & _queries(t, p),
     ),
     Mistake(
-        "you masked the padded query rows as well as the keys: mask keys only, padding (B, 1, "
-        "1, T) & causal (1, 1, T, T). " + NOT_QUERIES,
+        N_(
+            "you masked the padded query rows as well as the keys: mask keys only, padding (B, 1, "
+            "1, T) & causal (1, 1, T, T). "
+            "A padded query's output is never used, and masking its row leaves it nothing to "
+            "attend to (NaN after a plain softmax, which spreads to the next layer)."
+        ),
         lambda t, p: _causal(t) & _keys(t, p) & _queries(t, p),
     ),
 )
@@ -301,7 +359,7 @@ def check_target_mask(fn: Callable) -> None:
                 what,
                 masks.target_mask(tgt, pad_id),
                 "(B, 1, T, T)",
-                {(4, 6, 6): "Keep the head axis: (B, 1, T, T)."},
+                {(4, 6, 6): N_("Keep the head axis: (B, 1, T, T).")},
             ),
         )
-    _passed("target mask: causal AND padding (keys only), shaped (B, 1, T, T).")
+    _passed(N_("target mask: causal AND padding (keys only), shaped (B, 1, T, T)."))

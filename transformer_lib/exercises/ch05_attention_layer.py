@@ -16,6 +16,7 @@ import torch
 from transformer_lib.attention import MultiHeadAttention
 from transformer_lib.exercises._core import Mistake, _expect, _passed, exercise
 from transformer_lib.exercises.ch05_layer_runs import cases, check_layer, explain, runner, torch_run
+from transformer_lib.i18n import N_
 
 __all__ = ["check_multi_head_attention"]
 
@@ -121,48 +122,63 @@ class _NoOutputProjection(_Inline):
 
 MULTI_HEAD_ATTENTION_MISTAKES = (
     Mistake(
-        "K and V were split with the query's length T: keys and values have their own length "
-        "S = key.size(1). Split each tensor with its own length, e.g. .view(B, -1, H, Dh).",
+        N_(
+            "K and V were split with the query's length T: keys and values have their own length "
+            "S = key.size(1). Split each tensor with its own length, e.g. .view(B, -1, H, Dh)."
+        ),
         _KVSplitWithQueryLength,
     ),
-    Mistake("scale the scores: q @ kᵀ / √d_k, with d_k = d_model / n_heads (§3.2.1).", _NoScaling),
     Mistake(
-        "scale by √d_k, the width of one head (d_model / n_heads), not by √d_model.",
+        N_("scale the scores: q @ kᵀ / √d_k, with d_k = d_model / n_heads (§3.2.1)."), _NoScaling
+    ),
+    Mistake(
+        N_("scale by √d_k, the width of one head (d_model / n_heads), not by √d_model."),
         _ScaledByDModel,
     ),
-    Mistake("scale by the square root √d_k, not by d_k itself.", _ScaledByDk),
+    Mistake(N_("scale by the square root √d_k, not by d_k itself."), _ScaledByDk),
     Mistake(
-        "softmax over the keys, dim=-1 (each query's weights sum to 1), not over the queries.",
+        N_("softmax over the keys, dim=-1 (each query's weights sum to 1), not over the queries."),
         _SoftmaxOverQueries,
     ),
-    Mistake("project the values with self.w_v, not self.w_k.", _ValueProjectedWithWk),
+    Mistake(N_("project the values with self.w_v, not self.w_k."), _ValueProjectedWithWk),
     Mistake(
-        "the mask is applied only when self.training is True: in evaluation mode the model "
-        "then reads the future and the padding. Apply the mask in both modes.",
+        N_(
+            "the mask is applied only when self.training is True: in evaluation mode the model "
+            "then reads the future and the padding. Apply the mask in both modes."
+        ),
         _MaskOnlyInTraining,
     ),
     Mistake(
-        "the mask has no effect: masked_fill returns a new tensor, so assign it, "
-        "scores = scores.masked_fill(~mask, float('-inf')).",
+        N_(
+            "the mask has no effect: masked_fill returns a new tensor, so assign it, "
+            "scores = scores.masked_fill(~mask, float('-inf'))."
+        ),
         _MaskNotAssigned,
     ),
     Mistake(
-        "the mask is inverted: True means 'may attend', so fill where the mask is False, "
-        "scores.masked_fill(~mask, float('-inf')).",
+        N_(
+            "the mask is inverted: True means 'may attend', so fill where the mask is False, "
+            "scores.masked_fill(~mask, float('-inf'))."
+        ),
         _MaskInverted,
     ),
     Mistake(
-        "heads merged without the transpose: (B, H, T, Dh) -> .transpose(1, 2) -> (B, T, H, Dh) "
-        "-> .reshape(B, T, D); reshaping (B, H, T, Dh) directly mixes positions.",
+        N_(
+            "heads merged without the transpose: (B, H, T, Dh) -> .transpose(1, 2) -> "
+            "(B, T, H, Dh) -> .reshape(B, T, D); reshaping (B, H, T, Dh) directly mixes positions."
+        ),
         _MergedWithoutTranspose,
     ),
     Mistake(
-        "after .transpose(1, 2) the heads are not contiguous, so .view refuses: use "
-        ".reshape(B, T, D) (or .contiguous().view(B, T, D)).",
+        N_(
+            "after .transpose(1, 2) the heads are not contiguous, so .view refuses: use "
+            ".reshape(B, T, D) (or .contiguous().view(B, T, D))."
+        ),
         _MergedWithView,
     ),
     Mistake(
-        "you forgot the output projection: apply self.w_o to the merged heads.", _NoOutputProjection
+        N_("you forgot the output projection: apply self.w_o to the merged heads."),
+        _NoOutputProjection,
     ),
 )
 
@@ -185,6 +201,8 @@ def check_multi_head_attention(cls: Callable) -> None:
             validate=lambda got, expected=expected, case=case: explain(got, expected, case),
         )
     _passed(
-        "multi-head attention: equals nn.MultiheadAttention, forward and backward, on self-, "
-        "causal and cross-attention."
+        N_(
+            "multi-head attention: equals nn.MultiheadAttention, forward and backward, on self-, "
+            "causal and cross-attention."
+        )
     )

@@ -24,6 +24,7 @@ from transformer_lib.exercises._core import (
     _same,
     _tensor,
 )
+from transformer_lib.i18n import N_, _
 from transformer_lib.masks import causal_mask, padding_mask
 from transformer_lib.reference import to_torch_attention, to_torch_attn_mask
 
@@ -49,9 +50,10 @@ class _Case:
     def leaves(self) -> tuple[torch.Tensor, ...]:
         return tuple(x.clone().requires_grad_() for x in self.inputs)
 
-    def names(self) -> tuple[str, ...]:
+    def sources(self) -> tuple[str, ...]:
+        """The inputs and parameters whose gradients follow the output in a run."""
         inputs = ("x",) if len(self.inputs) == 1 else ("query", "key", "value")
-        return ("the output", *(f"the gradient of {n}" for n in inputs + PARAMETERS))
+        return inputs + PARAMETERS
 
 
 def _qkv(leaves: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
@@ -117,20 +119,31 @@ def runner(cls: Callable) -> Callable:
 def explain(got: tuple, expected: tuple, case: _Case) -> None:
     """Name the first part of a run (output, then each gradient) that differs."""
     __tracebackhide__ = True
-    what = f"{case.what}, {'training' if case.training else 'evaluation'} mode"
-    _tensor(got[0], f"the output of {what}", tuple(case.grad.shape), "(B, T, D)")
-    parts = list(zip(case.names(), got, expected, strict=True))
-    for name, mine, right in parts:
+    if case.training:
+        what = _("{case}, training mode").format(case=case.what)
+    else:
+        what = _("{case}, evaluation mode").format(case=case.what)
+    output = _("the output of {what}").format(what=what)
+    _tensor(got[0], output, tuple(case.grad.shape), "(B, T, D)")
+    gradients = list(zip(case.sources(), got[1:], expected[1:], strict=True))
+    for source, mine, right in gradients:
         if mine is None and right is not None:
             raise ExerciseFailed(
-                f"{what}: no gradient reaches {name.removeprefix('the gradient of ')}; something "
-                "in your forward cuts the graph (.detach(), .data, .item(), torch.no_grad())."
+                _(
+                    "{what}: no gradient reaches {source}; something in your forward cuts the "
+                    "graph (.detach(), .data, .item(), torch.no_grad())."
+                ).format(what=what, source=source)
             )
-    for name, mine, right in parts:
+    if not _same(got[0], expected[0]):
+        _diagnose(_("{what}: the output").format(what=what), got[0], expected[0])
+    for source, mine, right in gradients:
         if not _same(mine, right):
-            first = name == "the output"
-            hint = "" if first else "The output is right; look for .detach() or in-place edits."
-            _diagnose(f"{what}: {name}", mine, right, fallback=hint)
+            _diagnose(
+                _("{what}: the gradient of {source}").format(what=what, source=source),
+                mine,
+                right,
+                fallback=N_("The output is right; look for .detach() or in-place edits."),
+            )
 
 
 def cases(seed: int) -> list[_Case]:
@@ -149,11 +162,11 @@ def cases(seed: int) -> list[_Case]:
     memory_pads = padding_mask(torch.tensor([[5, 6, 7, 8, 0, 0, 0], [0, 0, 5, 6, 7, 8, 9]]), 0)
     grad = torch.randn(B, T, D, generator=g)
     return [
-        _Case("self-attention", (x,), None, True, state, grad),
-        _Case("self-attention with a padding mask", (x,), pads, True, state, grad),
-        _Case("causal self-attention", (y,), causal_mask(T), False, state, grad),
+        _Case(_("self-attention"), (x,), None, True, state, grad),
+        _Case(_("self-attention with a padding mask"), (x,), pads, True, state, grad),
+        _Case(_("causal self-attention"), (y,), causal_mask(T), False, state, grad),
         _Case(
-            "cross-attention (T = 5 queries, S = 7 keys)",
+            _("cross-attention (T = {t} queries, S = {s} keys)").format(t=T, s=S),
             (query, key, value),
             memory_pads,
             True,
@@ -168,12 +181,17 @@ def check_layer(cls: Callable) -> None:
     __tracebackhide__ = True
     if isinstance(cls, nn.Module):
         raise ExerciseFailed(
-            "pass your class itself, e.g. check(MyMultiHeadAttention), not a layer built from it."
+            _(
+                "pass your class itself, e.g. check(MyMultiHeadAttention), not a layer built "
+                "from it."
+            )
         )
     layer = _call(cls, D_MODEL, N_HEADS)
     if not isinstance(layer, nn.Module):
         raise ExerciseFailed(
-            f"{cls.__name__}(d_model, n_heads) must build an nn.Module; got {type(layer).__name__}."
+            _("{name}(d_model, n_heads) must build an nn.Module; got {type}.").format(
+                name=cls.__name__, type=type(layer).__name__
+            )
         )
     wrong = [
         name
@@ -184,7 +202,9 @@ def check_layer(cls: Callable) -> None:
     ]
     if wrong:
         raise ExerciseFailed(
-            "keep the projections of the skeleton: self.w_q, self.w_k, self.w_v, self.w_o, each "
-            f"nn.Linear(d_model, d_model) with a bias (the check copies weights into them); "
-            f"missing or different: {', '.join(wrong)}."
+            _(
+                "keep the projections of the skeleton: self.w_q, self.w_k, self.w_v, self.w_o, "
+                "each nn.Linear(d_model, d_model) with a bias (the check copies weights into "
+                "them); missing or different: {names}."
+            ).format(names=", ".join(wrong))
         )

@@ -22,6 +22,7 @@ from transformer_lib.exercises._core import (
     _tensor,
     exercise,
 )
+from transformer_lib.i18n import N_, _
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_mha_parameter_count"]
 
@@ -50,24 +51,32 @@ def _parameter_count(d_model: int, n_heads: int) -> int:
 
 SPLIT_HEADS_MISTAKES = (
     Mistake(
-        "heads split with the wrong view: x.view(B, n_heads, L, Dh) has the right shape but "
-        "mixes positions. Cut each position's D features into heads first, "
-        "x.view(B, L, n_heads, Dh), then .transpose(1, 2).",
+        N_(
+            "heads split with the wrong view: x.view(B, n_heads, L, Dh) has the right shape but "
+            "mixes positions. Cut each position's D features into heads first, "
+            "x.view(B, L, n_heads, Dh), then .transpose(1, 2)."
+        ),
         lambda x, h: x.view(x.size(0), h, x.size(1), -1),
     ),
     Mistake(
-        "you forgot .transpose(1, 2): x.view(B, L, n_heads, Dh) is (B, L, H, Dh); the head "
-        "axis must come second, (B, H, L, Dh).",
+        N_(
+            "you forgot .transpose(1, 2): x.view(B, L, n_heads, Dh) is (B, L, H, Dh); the head "
+            "axis must come second, (B, H, L, Dh)."
+        ),
         lambda x, h: x.view(x.size(0), x.size(1), h, -1),
     ),
     Mistake(
-        "features cut in the wrong order: view(B, L, n_heads, Dh) gives head h the contiguous "
-        "slice h*Dh:(h+1)*Dh; view(B, L, Dh, n_heads) interleaves the heads.",
+        N_(
+            "features cut in the wrong order: view(B, L, n_heads, Dh) gives head h the contiguous "
+            "slice h*Dh:(h+1)*Dh; view(B, L, Dh, n_heads) interleaves the heads."
+        ),
         lambda x, h: x.view(*x.shape[:2], -1, h).permute(0, 3, 1, 2),
     ),
     Mistake(
-        "that is (B, H, Dh, L), the layout of Kᵀ: split_heads returns (B, H, L, Dh); use "
-        ".transpose(1, 2) and leave the last two axes in place.",
+        N_(
+            "that is (B, H, Dh, L), the layout of Kᵀ: split_heads returns (B, H, L, Dh); use "
+            ".transpose(1, 2) and leave the last two axes in place."
+        ),
         lambda x, h: x.view(x.size(0), x.size(1), h, -1).permute(0, 2, 3, 1),
     ),
 )
@@ -89,29 +98,35 @@ def check_split_heads(fn: Callable) -> None:
             validate=partial(
                 _tensor, what=what, shape=(2, n_heads, 5, 12 // n_heads), letters="(B, H, L, Dh)"
             ),
-            fallback="Head h must hold features h*Dh:(h+1)*Dh of every position.",
+            fallback=N_("Head h must hold features h*Dh:(h+1)*Dh of every position."),
         )
-    _passed("split heads: each head holds its own slice of every position's features.")
+    _passed(N_("split heads: each head holds its own slice of every position's features."))
 
 
 MERGE_HEADS_MISTAKES = (
     Mistake(
-        "transpose(1, 2) back to (B, L, H, Dh) before reshaping to (B, L, D); reshaping "
-        "(B, H, L, Dh) directly mixes positions.",
+        N_(
+            "transpose(1, 2) back to (B, L, H, Dh) before reshaping to (B, L, D); reshaping "
+            "(B, H, L, Dh) directly mixes positions."
+        ),
         lambda x: x.reshape(x.size(0), x.size(2), -1),
     ),
     Mistake(
-        "after .transpose() a tensor is not contiguous, so .view(...) refuses: use "
-        ".reshape(B, L, D) (or .contiguous().view(B, L, D)).",
+        N_(
+            "after .transpose() a tensor is not contiguous, so .view(...) refuses: use "
+            ".reshape(B, L, D) (or .contiguous().view(B, L, D))."
+        ),
         lambda x: x.transpose(1, 2).view(x.size(0), x.size(2), -1),
     ),
     Mistake(
-        "concatenate head after head: the D features must be ordered (H, Dh), i.e. "
-        "x.transpose(1, 2).reshape(B, L, D), not (Dh, H).",
+        N_(
+            "concatenate head after head: the D features must be ordered (H, Dh), i.e. "
+            "x.transpose(1, 2).reshape(B, L, D), not (Dh, H)."
+        ),
         lambda x: x.permute(0, 2, 3, 1).reshape(x.size(0), x.size(2), -1),
     ),
     Mistake(
-        "that is (B, L, H, Dh): now flatten the last two axes, .reshape(B, L, H * Dh).",
+        N_("that is (B, L, H, Dh): now flatten the last two axes, .reshape(B, L, H * Dh)."),
         lambda x: x.transpose(1, 2),
     ),
 )
@@ -129,9 +144,9 @@ def check_merge_heads(fn: Callable) -> None:
         _merge_heads,
         MERGE_HEADS_MISTAKES,
         validate=partial(_tensor, what="merge_heads(x)", shape=(2, 5, 12), letters="(B, L, D)"),
-        fallback="The heads must come back side by side: features h*Dh:(h+1)*Dh are head h.",
+        fallback=N_("The heads must come back side by side: features h*Dh:(h+1)*Dh are head h."),
     )
-    _passed("merge heads: the heads concatenated feature-wise, the inverse of the split.")
+    _passed(N_("merge heads: the heads concatenated feature-wise, the inverse of the split."))
 
 
 def _one_head(d: int, h: int) -> int:
@@ -140,25 +155,29 @@ def _one_head(d: int, h: int) -> int:
 
 MHA_PARAMETER_COUNT_MISTAKES = (
     Mistake(
-        "count the biases too: each of the 4 nn.Linear(D, D) layers has D of them.",
+        N_("count the biases too: each of the 4 nn.Linear(D, D) layers has D of them."),
         lambda d, h: 4 * d * d,
     ),
     Mistake(
-        "there are 4 projections: W^Q, W^K, W^V and the output W^O.",
+        N_("there are 4 projections: W^Q, W^K, W^V and the output W^O."),
         lambda d, h: 3 * (d * d + d),
     ),
     Mistake(
-        "the heads share the D×D matrices: H heads of width D/H together have D×D per "
-        "projection, so n_heads does not change the count.",
+        N_(
+            "the heads share the D×D matrices: H heads of width D/H together have D×D per "
+            "projection, so n_heads does not change the count."
+        ),
         lambda d, h: h * 4 * (d * d + d),
     ),
     Mistake(
-        "that is one head's share (D × D/H per projection): the H heads together fill D × D, "
-        "so multiply back by n_heads.",
+        N_(
+            "that is one head's share (D × D/H per projection): the H heads together fill D × D, "
+            "so multiply back by n_heads."
+        ),
         _one_head,
     ),
     Mistake(
-        "return an int: a parameter count is a whole number (use // or int(...), not /).",
+        N_("return an int: a parameter count is a whole number (use // or int(...), not /)."),
         lambda d, h: 4.0 * (d * d + d),
     ),
 )
@@ -167,12 +186,20 @@ MHA_PARAMETER_COUNT_MISTAKES = (
 def _count(got, expected: int, what: str):
     """Explain a wrong count: not an int, or another number."""
     if isinstance(got, torch.Tensor) and got.numel() == 1:
-        raise ExerciseFailed(f"{what}: return a Python int; call .item() on your tensor.")
+        raise ExerciseFailed(
+            _("{what}: return a Python int; call .item() on your tensor.").format(what=what)
+        )
     if not isinstance(got, numbers.Integral) or isinstance(got, bool):
-        raise ExerciseFailed(f"{what}: return an int; got {type(got).__name__} {got!r}.")
+        raise ExerciseFailed(
+            _("{what}: return an int; got {type} {value}.").format(
+                what=what, type=type(got).__name__, value=repr(got)
+            )
+        )
     raise ExerciseFailed(
-        f"{what}: you counted {got:,}; expected {expected:,}. Count the weights and biases of "
-        "W^Q, W^K, W^V and W^O."
+        _(
+            "{what}: you counted {got}; expected {expected}. Count the weights and biases "
+            "of W^Q, W^K, W^V and W^O."
+        ).format(what=what, got=f"{got:,}", expected=f"{expected:,}")
     )
 
 
@@ -181,7 +208,9 @@ def check_mha_parameter_count(fn: Callable) -> None:
     """fn(d_model, n_heads) -> int: parameters of MultiHeadAttention with biases."""
     __tracebackhide__ = True
     for d_model, n_heads in ((512, 8), (128, 4)):
-        what = f"for d_model={d_model}, n_heads={n_heads}"
+        what = _("for d_model={d_model}, n_heads={n_heads}").format(
+            d_model=d_model, n_heads=n_heads
+        )
         _expect(
             what,
             fn,
@@ -190,4 +219,4 @@ def check_mha_parameter_count(fn: Callable) -> None:
             MHA_PARAMETER_COUNT_MISTAKES,
             validate=partial(_count, expected=_parameter_count(d_model, n_heads), what=what),
         )
-    _passed("parameter count: right, and the same for any number of heads.")
+    _passed(N_("parameter count: right, and the same for any number of heads."))

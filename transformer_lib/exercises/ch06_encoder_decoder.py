@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch.func import functional_call
 
 from transformer_lib.exercises._core import Mistake, _expect, _generator, _passed, _tensor, exercise
+from transformer_lib.i18n import N_
 from transformer_lib.layers import FeedForward
 
 __all__ = ["check_layer_norm", "check_feed_forward"]
@@ -33,44 +34,54 @@ def _tutorial_norm(x, gamma, beta, eps, unbiased=False, std_eps=False, dim=-1) -
 
 LAYER_NORM_MISTAKES = (
     Mistake(
-        "unbiased variance: torch.var and torch.std divide by D-1 by default; nn.LayerNorm "
-        "divides by D. Use x.var(-1, unbiased=False, keepdim=True).",
+        N_(
+            "unbiased variance: torch.var and torch.std divide by D-1 by default; nn.LayerNorm "
+            "divides by D. Use x.var(-1, unbiased=False, keepdim=True)."
+        ),
         lambda x, g, b, eps=1e-5: _tutorial_norm(x, g, b, eps, unbiased=True),
     ),
     Mistake(
-        "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (std + eps).",
+        N_("eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (std + eps)."),
         lambda x, g, b, eps=1e-5: _tutorial_norm(x, g, b, eps, std_eps=True),
     ),
     Mistake(
-        "two mistakes from a well-known tutorial: unbiased std and std + eps. Use "
-        "(x - mean) / sqrt(var(unbiased=False) + eps).",
+        N_(
+            "two mistakes from a well-known tutorial: unbiased std and std + eps. Use "
+            "(x - mean) / sqrt(var(unbiased=False) + eps)."
+        ),
         lambda x, g, b, eps=1e-5: _tutorial_norm(x, g, b, eps, unbiased=True, std_eps=True),
     ),
     Mistake(
-        "normalise over the last dimension (the features of one position), not over the "
-        "batch: that is BatchNorm.",
+        N_(
+            "normalise over the last dimension (the features of one position), not over the "
+            "batch: that is BatchNorm."
+        ),
         lambda x, g, b, eps=1e-5: _tutorial_norm(x, g, b, eps, dim=0),
     ),
     Mistake(
-        "normalise each position's D features on their own: mean and variance over dim=-1 "
-        "only, not over the whole (L, D) sentence.",
+        N_(
+            "normalise each position's D features on their own: mean and variance over dim=-1 "
+            "only, not over the whole (L, D) sentence."
+        ),
         lambda x, g, b, eps=1e-5: F.layer_norm(x, x.shape[-2:], None, None, eps) * g + b,
     ),
     Mistake(
-        "apply the learned scale and shift after normalising: * gamma + beta.",
+        N_("apply the learned scale and shift after normalising: * gamma + beta."),
         lambda x, g, b, eps=1e-5: _tutorial_norm(x, 1.0, 0.0, eps),
     ),
     Mistake(
-        "gamma and beta are swapped: gamma scales (* gamma), beta shifts (+ beta).",
+        N_("gamma and beta are swapped: gamma scales (* gamma), beta shifts (+ beta)."),
         lambda x, g, b, eps=1e-5: _tutorial_norm(x, b, g, eps),
     ),
     Mistake(
-        "use the eps argument you were given, not a fixed 1e-5.",
+        N_("use the eps argument you were given, not a fixed 1e-5."),
         lambda x, g, b, eps=1e-5: _tutorial_norm(x, g, b, 1e-5),
     ),
     Mistake(
-        "mean and std without keepdim=True drop the last axis, so they no longer broadcast "
-        "against x: use x.mean(-1, keepdim=True).",
+        N_(
+            "mean and std without keepdim=True drop the last axis, so they no longer broadcast "
+            "against x: use x.mean(-1, keepdim=True)."
+        ),
         lambda x, g, b, eps=1e-5: (x - x.mean(-1)) / x.std(-1),
     ),
 )
@@ -84,7 +95,7 @@ def check_layer_norm(fn: Callable) -> None:
     # rows of very different scales: tiny rows make the place of eps visible
     x = torch.randn(2, 4, 8, generator=g) * torch.tensor([3.0, 1.0, 0.01, 0.003])[:, None]
     gamma, beta = torch.randn(8, generator=g), torch.randn(8, generator=g)
-    hints = (("must match the size", "Hint: use keepdim=True in mean and var."),)
+    hints = (("must match the size", N_("use keepdim=True in mean and var.")),)
     for eps in (1e-5, 0.1):
         what = f"layer_norm(x, gamma, beta, eps={eps})"
         _expect(
@@ -94,10 +105,10 @@ def check_layer_norm(fn: Callable) -> None:
             _layer_norm,
             LAYER_NORM_MISTAKES,
             validate=partial(_tensor, what=what, shape=(2, 4, 8), letters="x.shape"),
-            fallback="y = (x - mean) / sqrt(var + eps) * gamma + beta over the last dimension.",
+            fallback=N_("y = (x - mean) / sqrt(var + eps) * gamma + beta over the last dimension."),
             hints=hints,
         )
-    _passed("layer norm: equals nn.LayerNorm (biased variance, eps inside the root).")
+    _passed(N_("layer norm: equals nn.LayerNorm (biased variance, eps inside the root)."))
 
 
 def _feed_forward(x, w1, b1, w2, b2) -> torch.Tensor:
@@ -114,36 +125,44 @@ def _ffn(x, w1, b1, w2, b2, activation=torch.relu) -> torch.Tensor:
 
 FEED_FORWARD_MISTAKES = (
     Mistake(
-        "apply ReLU between the two linear maps: FFN(x) = max(0, x W1 + b1) W2 + b2.",
+        N_("apply ReLU between the two linear maps: FFN(x) = max(0, x W1 + b1) W2 + b2."),
         lambda x, w1, b1, w2, b2: (x @ w1.T + b1) @ w2.T + b2,
     ),
     Mistake(
-        "no activation after the second linear map: ReLU only on the inner layer.",
+        N_("no activation after the second linear map: ReLU only on the inner layer."),
         lambda x, w1, b1, w2, b2: torch.relu(_ffn(x, w1, b1, w2, b2)),
     ),
     Mistake(
-        "the paper uses ReLU, not GELU (§3.3).",
+        N_("the paper uses ReLU, not GELU (§3.3)."),
         lambda x, w1, b1, w2, b2: _ffn(x, w1, b1, w2, b2, activation=F.gelu),
     ),
     Mistake(
-        "nn.Linear stores its weight as (out_features, in_features): use x @ w1.T + b1, or "
-        "F.linear(x, w1, b1).",
+        N_(
+            "nn.Linear stores its weight as (out_features, in_features): use x @ w1.T + b1, or "
+            "F.linear(x, w1, b1)."
+        ),
         lambda x, w1, b1, w2, b2: torch.relu(x @ w1 + b1) @ w2 + b2,
     ),
     Mistake(
-        "the FFN has no LayerNorm of its own: remove the norm on its input. Normalising "
-        "belongs to the residual connection around the sub-layer (§3.1).",
+        N_(
+            "the FFN has no LayerNorm of its own: remove the norm on its input. Normalising "
+            "belongs to the residual connection around the sub-layer (§3.1)."
+        ),
         lambda x, w1, b1, w2, b2: _ffn(F.layer_norm(x, x.shape[-1:]), w1, b1, w2, b2),
     ),
     Mistake(
-        "the residual sum and the LayerNorm belong to the connection around the sub-layer "
-        "(§3.1), not inside it: return only max(0, x W1 + b1) W2 + b2.",
+        N_(
+            "the residual sum and the LayerNorm belong to the connection around the sub-layer "
+            "(§3.1), not inside it: return only max(0, x W1 + b1) W2 + b2."
+        ),
         lambda x, w1, b1, w2, b2: F.layer_norm(x + _ffn(x, w1, b1, w2, b2), x.shape[-1:]),
     ),
     Mistake(
-        "remove the dropout: this FFN has none, and F.dropout defaults to training=True, so "
-        "it drops entries even when the model is evaluated. (The library's FeedForward uses "
-        "an nn.Dropout module, which model.eval() switches off.)",
+        N_(
+            "remove the dropout: this FFN has none, and F.dropout defaults to training=True, so "
+            "it drops entries even when the model is evaluated. (The library's FeedForward uses "
+            "an nn.Dropout module, which model.eval() switches off.)"
+        ),
         lambda x, w1, b1, w2, b2: F.dropout(torch.relu(x @ w1.T + b1), 0.1) @ w2.T + b2,
     ),
 )
@@ -160,18 +179,21 @@ def check_feed_forward(fn: Callable) -> None:
     hints = (
         (
             "cannot be multiplied",
-            "Hint: nn.Linear stores weight as (out_features, in_features): use x @ w1.T + b1, "
-            "or F.linear(x, w1, b1).",
+            N_(
+                "nn.Linear stores weight as (out_features, in_features): use x @ w1.T + b1, "
+                "or F.linear(x, w1, b1)."
+            ),
         ),
     )
+    what = N_("the output")
     _expect(
-        "the output",
+        what,
         fn,
         (x, w1, b1, w2, b2),
         _feed_forward,
         FEED_FORWARD_MISTAKES,
-        validate=partial(_tensor, what="the output", shape=(2, 3, 8), letters="(B, L, D)"),
-        fallback="FFN(x) = max(0, x W1ᵀ + b1) W2ᵀ + b2 with nn.Linear's weight layout.",
+        validate=partial(_tensor, what=what, shape=(2, 3, 8), letters="(B, L, D)"),
+        fallback=N_("FFN(x) = max(0, x W1ᵀ + b1) W2ᵀ + b2 with nn.Linear's weight layout."),
         hints=hints,
     )
-    _passed("feed-forward: two linear maps with a ReLU between them, at every position (§3.3).")
+    _passed(N_("feed-forward: two linear maps with a ReLU between them, at every position (§3.3)."))

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from transformer_lib.exercises._core import Mistake, _expect, _generator, _passed, _tensor, exercise
+from transformer_lib.i18n import N_, _
 from transformer_lib.layers import sublayer_connection
 
 __all__ = ["check_residual_post_norm", "check_residual_pre_norm"]
@@ -49,20 +50,20 @@ def _residual_inputs(seed: int):
     return x, sublayer, norm, nn.Dropout(P_DROP).train()
 
 
-def _run(check_name: str, fn: Callable, seed: int, reference: Callable, mistakes) -> None:
+def _run(fallback: str, fn: Callable, seed: int, reference: Callable, mistakes) -> None:
     __tracebackhide__ = True
     _expect(
-        f"the output (training mode, dropout p={P_DROP})",
+        _("the output (training mode, dropout p={p})").format(p=P_DROP),
         fn,
         _residual_inputs(seed),
         reference,
         mistakes,
-        validate=partial(_tensor, what="the output", shape=(2, 3, 8), letters="(B, L, D)"),
-        fallback=f"{check_name}; dropout goes on the sub-layer's output, before the sum.",
+        validate=partial(_tensor, what=N_("the output"), shape=(2, 3, 8), letters="(B, L, D)"),
+        fallback=fallback,
     )
 
 
-_DROPOUT_AFTER_NORM = (
+_DROPOUT_AFTER_NORM = N_(
     "dropout after the norm, dropout(norm(x + sublayer(x))), also drops the residual path and "
     "un-normalises the output: drop only the sub-layer's output, norm(x + dropout(sublayer(x))) "
     "(§5.4)."
@@ -71,31 +72,40 @@ _DROPOUT_AFTER_NORM = (
 RESIDUAL_POST_NORM_MISTAKES = (
     Mistake(_DROPOUT_AFTER_NORM, lambda x, s, n, d: d(n(x + s(x)))),
     Mistake(
-        "dropout on the sum also drops the residual path x: drop only the sub-layer's output, "
-        "norm(x + dropout(sublayer(x))).",
+        N_(
+            "dropout on the sum also drops the residual path x: drop only the sub-layer's output, "
+            "norm(x + dropout(sublayer(x)))."
+        ),
         lambda x, s, n, d: n(d(x + s(x))),
     ),
     Mistake(
-        "you forgot the dropout: apply it to the sub-layer's output before the sum (§5.4), "
-        "norm(x + dropout(sublayer(x))).",
+        N_(
+            "you forgot the dropout: apply it to the sub-layer's output before the sum (§5.4), "
+            "norm(x + dropout(sublayer(x)))."
+        ),
         lambda x, s, n, d: n(x + s(x)),
     ),
     Mistake(
-        "dropout goes on the sub-layer's output, not on its input: norm(x + dropout(sublayer(x))).",
+        N_(
+            "dropout goes on the sub-layer's output, not on its input: "
+            "norm(x + dropout(sublayer(x)))."
+        ),
         lambda x, s, n, d: n(x + s(d(x))),
     ),
     Mistake(
-        "that is pre-norm, x + Dropout(Sublayer(LayerNorm(x))); the paper's post-norm is "
-        "LayerNorm(x + Dropout(Sublayer(x))) (§3.1).",
+        N_(
+            "that is pre-norm, x + Dropout(Sublayer(LayerNorm(x))); the paper's post-norm is "
+            "LayerNorm(x + Dropout(Sublayer(x))) (§3.1)."
+        ),
         lambda x, s, n, d: x + d(s(n(x))),
     ),
     Mistake(
-        "you forgot the residual connection: add x before the norm.",
+        N_("you forgot the residual connection: add x before the norm."),
         lambda x, s, n, d: n(d(s(x))),
     ),
-    Mistake("apply the LayerNorm after the sum.", lambda x, s, n, d: x + d(s(x))),
+    Mistake(N_("apply the LayerNorm after the sum."), lambda x, s, n, d: x + d(s(x))),
     Mistake(
-        "normalise the sum x + Dropout(Sublayer(x)), not only the sub-layer's output.",
+        N_("normalise the sum x + Dropout(Sublayer(x)), not only the sub-layer's output."),
         lambda x, s, n, d: x + n(d(s(x))),
     ),
 )
@@ -106,50 +116,61 @@ def check_residual_post_norm(fn: Callable) -> None:
     """fn(x (B, L, D), sublayer, norm, dropout) -> norm(x + dropout(sublayer(x))) (§3.1, §5.4)."""
     __tracebackhide__ = True
     _run(
-        "post-norm is LayerNorm(x + Dropout(Sublayer(x)))",
+        N_(
+            "post-norm is LayerNorm(x + Dropout(Sublayer(x))); dropout goes on the sub-layer's "
+            "output, before the sum."
+        ),
         fn,
         12,
         _post_norm,
         RESIDUAL_POST_NORM_MISTAKES,
     )
-    _passed("post-norm residual: right, with dropout in its place, in training mode too.")
+    _passed(N_("post-norm residual: right, with dropout in its place, in training mode too."))
 
 
 RESIDUAL_PRE_NORM_MISTAKES = (
     Mistake(
-        "dropout after the norm, sublayer(dropout(norm(x))), drops the sub-layer's input: "
-        "drop its output instead, x + dropout(sublayer(norm(x))) (§5.4).",
+        N_(
+            "dropout after the norm, sublayer(dropout(norm(x))), drops the sub-layer's input: "
+            "drop its output instead, x + dropout(sublayer(norm(x))) (§5.4)."
+        ),
         lambda x, s, n, d: x + s(d(n(x))),
     ),
     Mistake(
-        "dropout on the sum also drops the residual path x, the identity path pre-norm keeps "
-        "clean: x + dropout(sublayer(norm(x))).",
+        N_(
+            "dropout on the sum also drops the residual path x, the identity path pre-norm keeps "
+            "clean: x + dropout(sublayer(norm(x)))."
+        ),
         lambda x, s, n, d: d(x + s(n(x))),
     ),
     Mistake(
-        "you forgot the dropout: apply it to the sub-layer's output before the sum (§5.4), "
-        "x + dropout(sublayer(norm(x))).",
+        N_(
+            "you forgot the dropout: apply it to the sub-layer's output before the sum (§5.4), "
+            "x + dropout(sublayer(norm(x)))."
+        ),
         lambda x, s, n, d: x + s(n(x)),
     ),
     Mistake(
-        "that is post-norm, LayerNorm(x + Dropout(Sublayer(x))); pre-norm is "
-        "x + Dropout(Sublayer(LayerNorm(x))).",
+        N_(
+            "that is post-norm, LayerNorm(x + Dropout(Sublayer(x))); pre-norm is "
+            "x + Dropout(Sublayer(LayerNorm(x)))."
+        ),
         lambda x, s, n, d: n(x + d(s(x))),
     ),
     Mistake(
-        "you forgot the residual connection: add x to the sub-layer's output.",
+        N_("you forgot the residual connection: add x to the sub-layer's output."),
         lambda x, s, n, d: d(s(n(x))),
     ),
     Mistake(
-        "add the un-normalised x: x + Dropout(Sublayer(LayerNorm(x))), not LayerNorm(x) + ...",
+        N_("add the un-normalised x: x + Dropout(Sublayer(LayerNorm(x))), not LayerNorm(x) + ..."),
         lambda x, s, n, d: n(x) + d(s(n(x))),
     ),
     Mistake(
-        "apply the LayerNorm to the sub-layer's input, before the sub-layer.",
+        N_("apply the LayerNorm to the sub-layer's input, before the sub-layer."),
         lambda x, s, n, d: x + d(s(x)),
     ),
     Mistake(
-        "normalise the sub-layer's input, not its output: x + Dropout(Sublayer(LayerNorm(x))).",
+        N_("normalise the sub-layer's input, not its output: x + Dropout(Sublayer(LayerNorm(x)))."),
         lambda x, s, n, d: x + d(n(s(x))),
     ),
 )
@@ -160,10 +181,13 @@ def check_residual_pre_norm(fn: Callable) -> None:
     """fn(x (B, L, D), sublayer, norm, dropout) -> x + dropout(sublayer(norm(x)))."""
     __tracebackhide__ = True
     _run(
-        "pre-norm is x + Dropout(Sublayer(LayerNorm(x)))",
+        N_(
+            "pre-norm is x + Dropout(Sublayer(LayerNorm(x))); dropout goes on the sub-layer's "
+            "output, before the sum."
+        ),
         fn,
         13,
         _pre_norm,
         RESIDUAL_PRE_NORM_MISTAKES,
     )
-    _passed("pre-norm residual: right, with dropout in its place, in training mode too.")
+    _passed(N_("pre-norm residual: right, with dropout in its place, in training mode too."))

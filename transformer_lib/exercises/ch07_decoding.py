@@ -11,6 +11,7 @@ from torch import nn
 
 from transformer_lib.decode import greedy_decode, length_penalty
 from transformer_lib.exercises._core import Mistake, _expect, _number, _passed, _tensor, exercise
+from transformer_lib.i18n import N_, _
 from transformer_lib.masks import padding_mask
 from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID
 
@@ -87,7 +88,7 @@ def _greedy(
     B = src.size(0)
     tokens = torch.full((B, 1), bos_id if start is None else start, dtype=torch.long)
     done = torch.zeros(B, dtype=torch.bool)
-    for _ in range(max_len + extra_steps):
+    for _step in range(max_len + extra_steps):
         fed = tokens[:, -1:] if last_only else tokens  # (B, t)
         logits = model.decode(fed, memory, src_mask)[:, position]  # (B, V)
         best = logits.argmax().repeat(B) if flat_argmax else logits.argmax(dim=-1)  # (B,)
@@ -104,63 +105,79 @@ def _greedy(
 
 GREEDY_MISTAKES = (
     Mistake(
-        "start every row with <bos> (bos_id), not zeros: 0 is <pad>.",
+        N_("start every row with <bos> (bos_id), not zeros: 0 is <pad>."),
         partial(_greedy, start=PAD_ID),
     ),
     Mistake(
-        "return the generated tokens without the leading <bos>: tokens[:, 1:].",
+        N_("return the generated tokens without the leading <bos>: tokens[:, 1:]."),
         partial(_greedy, keep_bos=True),
     ),
     Mistake(
-        "pass the source padding mask, padding_mask(src, model.pad_id), to encode and decode: "
-        "without it the model reads the padding as words.",
+        N_(
+            "pass the source padding mask, padding_mask(src, model.pad_id), to encode and decode: "
+            "without it the model reads the padding as words."
+        ),
         partial(_greedy, mask=False),
     ),
     Mistake(
-        "take the logits of the last position, logits[:, -1], and append the chosen token to "
-        "the decoder input: you keep reading position 0, the prediction after <bos> alone.",
+        N_(
+            "take the logits of the last position, logits[:, -1], and append the chosen token to "
+            "the decoder input: you keep reading position 0, the prediction after <bos> alone."
+        ),
         partial(_greedy, position=0),
     ),
     Mistake(
-        "feed the decoder the whole prefix (<bos> and every token so far), not only the last "
-        "token: torch.cat([tokens, best[:, None]], dim=1) and decode all of it.",
+        N_(
+            "feed the decoder the whole prefix (<bos> and every token so far), not only the last "
+            "token: torch.cat([tokens, best[:, None]], dim=1) and decode all of it."
+        ),
         partial(_greedy, last_only=True),
     ),
     Mistake(
-        "argmax(dim=-1): without dim, argmax flattens the whole (B, V) batch and returns one "
-        "index for all rows (code written for one sentence breaks on a batch).",
+        N_(
+            "argmax(dim=-1): without dim, argmax flattens the whole (B, V) batch and returns one "
+            "index for all rows (code written for one sentence breaks on a batch)."
+        ),
         partial(_greedy, flat_argmax=True),
     ),
     Mistake(
-        "a row must stop at its <eos>: afterwards append model.pad_id (best.masked_fill(done, "
-        "pad_id)), and leave the loop once every row is done.",
+        N_(
+            "a row must stop at its <eos>: afterwards append model.pad_id (best.masked_fill(done, "
+            "pad_id)), and leave the loop once every row is done."
+        ),
         partial(_greedy, pad=False, stop=None),
     ),
     Mistake(
-        "after a row's <eos>, append model.pad_id, not the model's next guess: "
-        "best.masked_fill(done, pad_id) before appending.",
+        N_(
+            "after a row's <eos>, append model.pad_id, not the model's next guess: "
+            "best.masked_fill(done, pad_id) before appending."
+        ),
         partial(_greedy, pad=False),
     ),
     Mistake(
-        "leave the loop as soon as every row has produced <eos> (if done.all(): break): your "
-        "output has extra columns of padding.",
+        N_(
+            "leave the loop as soon as every row has produced <eos> (if done.all(): break): your "
+            "output has extra columns of padding."
+        ),
         partial(_greedy, stop=None),
     ),
     Mistake(
-        "stop only when every row is done (done.all()), not when the first one is (.any()).",
+        N_("stop only when every row is done (done.all()), not when the first one is (.any())."),
         partial(_greedy, stop="any"),
     ),
     Mistake(
-        "keep the <eos> itself: pad with the `done` of the previous steps, then mark the rows "
-        "that just produced <eos> (done |= best == eos_id after appending).",
+        N_(
+            "keep the <eos> itself: pad with the `done` of the previous steps, then mark the rows "
+            "that just produced <eos> (done |= best == eos_id after appending)."
+        ),
         partial(_greedy, pad_eos_too=True),
     ),
     Mistake(
-        "generate at most max_len tokens, not max_len - 1: for _ in range(max_len).",
+        N_("generate at most max_len tokens, not max_len - 1: for _ in range(max_len)."),
         partial(_greedy, extra_steps=-1),
     ),
     Mistake(
-        "generate at most max_len tokens, not max_len + 1: for _ in range(max_len).",
+        N_("generate at most max_len tokens, not max_len + 1: for _ in range(max_len)."),
         partial(_greedy, extra_steps=1),
     ),
 )
@@ -185,24 +202,30 @@ def check_greedy_decode(fn: Callable) -> None:
     for src, max_len in _greedy_sources():
         expected = _library_greedy(model, src, max_len, BOS_ID, EOS_ID)
         _expect(
-            f"the output for a batch of {src.size(0)} sentences with max_len={max_len}",
+            _("the output for a batch of {count} sentences with max_len={max_len}").format(
+                count=src.size(0), max_len=max_len
+            ),
             fn,
             (model, src, max_len, BOS_ID, EOS_ID),
             _library_greedy,
             GREEDY_MISTAKES,
             validate=partial(
                 _tensor,
-                what="the tokens",
+                what=_("the tokens"),
                 shape=tuple(expected.shape),
                 letters="(B, L)",
                 dtype=torch.long,
             ),
-            fallback="Start from <bos>, append the argmax of the last position each step, "
-            "pad after <eos>, stop when every row has ended or after max_len tokens.",
+            fallback=_(
+                "Start from <bos>, append the argmax of the last position each step, "
+                "pad after <eos>, stop when every row has ended or after max_len tokens."
+            ),
         )
     _passed(
-        "greedy decoding: equals greedy_decode (from <bos>, argmax of the last position fed "
-        "back, <pad> after <eos>, stop when every row has ended)."
+        _(
+            "greedy decoding: equals greedy_decode (from <bos>, argmax of the last position fed "
+            "back, <pad> after <eos>, stop when every row has ended)."
+        )
     )
 
 
@@ -213,35 +236,43 @@ def _library_normalised(log_prob: float, length: int, alpha: float) -> float:
 
 LENGTH_PENALTY_MISTAKES = (
     Mistake(
-        "divide the score by lp, do not multiply: log P(Y) is negative, so multiplying by "
-        "lp > 1 pushes long hypotheses further down instead of offsetting their extra tokens.",
+        N_(
+            "divide the score by lp, do not multiply: log P(Y) is negative, so multiplying by "
+            "lp > 1 pushes long hypotheses further down instead of offsetting their extra tokens."
+        ),
         lambda log_prob, length, alpha: log_prob * ((5 + length) / 6) ** alpha,
     ),
     Mistake(
-        "that is the plain |Y|^α normalisation; GNMT's penalty (the paper's) is "
-        "lp = ((5 + |Y|) / 6)^α.",
+        N_(
+            "that is the plain |Y|^α normalisation; GNMT's penalty (the paper's) is "
+            "lp = ((5 + |Y|) / 6)^α."
+        ),
         lambda log_prob, length, alpha: log_prob / length**alpha,
     ),
     Mistake(
-        "brackets: raise the whole ratio to α, ((5 + |Y|) / 6) ** alpha, not (5 + |Y|) ** "
-        "alpha / 6.",
+        N_(
+            "brackets: raise the whole ratio to α, ((5 + |Y|) / 6) ** alpha, not (5 + |Y|) ** "
+            "alpha / 6."
+        ),
         lambda log_prob, length, alpha: log_prob / ((5 + length) ** alpha / 6),
     ),
     Mistake(
-        "raise (5 + |Y|) / 6 to the power α: α = 0 must switch the penalty off.",
+        N_("raise (5 + |Y|) / 6 to the power α: α = 0 must switch the penalty off."),
         lambda log_prob, length, alpha: log_prob / ((5 + length) / 6),
     ),
     Mistake(
-        "α is an exponent, not a factor: ((5 + |Y|) / 6) ** alpha.",
+        N_("α is an exponent, not a factor: ((5 + |Y|) / 6) ** alpha."),
         lambda log_prob, length, alpha: log_prob / ((5 + length) / 6 * alpha),
     ),
     Mistake(
-        "dividing by |Y| is the plain per-token average; the length penalty is "
-        "((5 + |Y|) / 6)^α, which α tunes.",
+        N_(
+            "dividing by |Y| is the plain per-token average; the length penalty is "
+            "((5 + |Y|) / 6)^α, which α tunes."
+        ),
         lambda log_prob, length, alpha: log_prob / length,
     ),
     Mistake(
-        "use true division, (5 + |Y|) / 6: // rounds down to a whole number.",
+        N_("use true division, (5 + |Y|) / 6: // rounds down to a whole number."),
         lambda log_prob, length, alpha: log_prob / ((5 + length) // 6) ** alpha,
     ),
 )
@@ -251,14 +282,16 @@ LENGTH_PENALTY_MISTAKES = (
 def check_length_penalty(fn: Callable) -> None:
     """fn(log_prob, length, alpha) -> float: log_prob / ((5 + length) / 6)^alpha (§6.1)."""
     __tracebackhide__ = True
-    fallback = "Return log_prob / ((5 + length) / 6) ** alpha."
+    fallback = _("Return log_prob / ((5 + length) / 6) ** alpha.")
     for log_prob, length, alpha in (
         (-1.2, 4, 0.6),
         (-1.5, 9, 0.6),
         (-4.0, 20, 1.0),
         (-2.0, 3, 0.0),
     ):
-        what = f"the score for log P = {log_prob}, |Y| = {length}, alpha = {alpha}"
+        what = _("the score for log P = {log_prob}, |Y| = {length}, alpha = {alpha}").format(
+            log_prob=log_prob, length=length, alpha=alpha
+        )
         _expect(
             what,
             fn,
@@ -268,8 +301,14 @@ def check_length_penalty(fn: Callable) -> None:
             validate=_number(_library_normalised(log_prob, length, alpha), what, fallback),
         )
     short, long = _library_normalised(-1.2, 4, 0.6), _library_normalised(-1.5, 9, 0.6)
-    winner = "the long one" if long > short else "the short one"
-    _passed(
-        f"length penalty: log P / ((5 + |Y|) / 6)^α. With α = 0.6, {winner} of "
-        "(-1.2, 4 tokens) and (-1.5, 9 tokens) wins; with α = 0 the short one would."
-    )
+    if long > short:
+        message = _(
+            "length penalty: log P / ((5 + |Y|) / 6)^α. With α = 0.6, the long one of "
+            "(-1.2, 4 tokens) and (-1.5, 9 tokens) wins; with α = 0 the short one would."
+        )
+    else:
+        message = _(
+            "length penalty: log P / ((5 + |Y|) / 6)^α. With α = 0.6, the short one of "
+            "(-1.2, 4 tokens) and (-1.5, 9 tokens) wins; with α = 0 the short one would."
+        )
+    _passed(message)

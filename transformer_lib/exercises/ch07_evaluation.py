@@ -8,6 +8,7 @@ from functools import partial
 
 from transformer_lib.evaluate import alignment_error_rate
 from transformer_lib.exercises._core import Mistake, _expect, _number, _passed, exercise
+from transformer_lib.i18n import N_, _
 
 __all__ = ["check_alignment_error_rate"]
 
@@ -43,7 +44,7 @@ def _recall_error(predicted, sure, possible):
     return 1.0 - len(predicted & sure) / len(sure)
 
 
-_EMPTY = (
+_EMPTY = N_(
     "with no predicted and no sure links there is nothing to get wrong: return 0.0 instead "
     "of dividing by zero (if not predicted and not sure: return 0.0)."
 )
@@ -51,17 +52,21 @@ _EMPTY = (
 # The empty case comes before precision and recall: their code divides by zero there too.
 AER_MISTAKES = (
     Mistake(
-        "AER is an error rate: return 1 - (|A∩S| + |A∩P|) / (|A| + |S|); you returned the "
-        "fraction of hits.",
+        N_(
+            "AER is an error rate: return 1 - (|A∩S| + |A∩P|) / (|A| + |S|); you returned the "
+            "fraction of hits."
+        ),
         partial(_aer, complement=False),
     ),
     Mistake(
-        "you ignored the possible links (that is 1 - F1 against S): count the hits on P too, "
-        "1 - (|A∩S| + |A∩P|) / (|A| + |S|).",
+        N_(
+            "you ignored the possible links (that is 1 - F1 against S): count the hits on P too, "
+            "1 - (|A∩S| + |A∩P|) / (|A| + |S|)."
+        ),
         partial(_aer, use_possible=False),
     ),
     Mistake(
-        "the denominator is |A| + |S| (predicted plus sure links), not |A| + |P|.",
+        N_("the denominator is |A| + |S| (predicted plus sure links), not |A| + |P|."),
         partial(_aer, denominator="p"),
     ),
     Mistake(
@@ -69,18 +74,24 @@ AER_MISTAKES = (
         partial(_aer, empty=None),
     ),
     Mistake(
-        "that is 1 - precision, |A∩P| / |A|: AER also needs the sure links' recall, "
-        "1 - (|A∩S| + |A∩P|) / (|A| + |S|).",
+        N_(
+            "that is 1 - precision, |A∩P| / |A|: AER also needs the sure links' recall, "
+            "1 - (|A∩S| + |A∩P|) / (|A| + |S|)."
+        ),
         _precision_error,
     ),
     Mistake(
-        "that is 1 - recall, |A∩S| / |S|: AER also counts hits on P, "
-        "1 - (|A∩S| + |A∩P|) / (|A| + |S|).",
+        N_(
+            "that is 1 - recall, |A∩S| / |S|: AER also counts hits on P, "
+            "1 - (|A∩S| + |A∩P|) / (|A| + |S|)."
+        ),
         _recall_error,
     ),
     Mistake(
-        "a sure link is always possible too: use P ∪ S for the possible links (possible may "
-        "list only the extra ones), e.g. possible = possible | sure.",
+        N_(
+            "a sure link is always possible too: use P ∪ S for the possible links (possible may "
+            "list only the extra ones), e.g. possible = possible | sure."
+        ),
         partial(_aer, union=False),
     ),
 )
@@ -99,13 +110,12 @@ def check_alignment_error_rate(fn: Callable) -> None:
     sure = frozenset({(0, 0), (1, 2), (2, 1)})
     extra = frozenset({(1, 1), (3, 2)})
     cases = (
-        ("possible links including the sure ones", predicted, sure, sure | extra),
-        ("possible listing only the extra links", predicted, sure, extra),
-        ("no links at all", frozenset(), frozenset(), frozenset()),
+        (_("the AER with possible links including the sure ones"), predicted, sure, sure | extra),
+        (_("the AER with possible listing only the extra links"), predicted, sure, extra),
+        (_("the AER with no links at all"), frozenset(), frozenset(), frozenset()),
     )
-    fallback = "AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|) with P ∪ S as the possible links."
-    for case, *args in cases:  # frozensets: a student's `possible |= sure` cannot leak
-        what = f"the AER with {case}"
+    fallback = _("AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|) with P ∪ S as the possible links.")
+    for what, *args in cases:  # frozensets: a student's `possible |= sure` cannot leak
         _expect(
             what,
             fn,
@@ -115,4 +125,6 @@ def check_alignment_error_rate(fn: Callable) -> None:
             validate=_number(_library_aer(*args), what, fallback),
             hints=(("division by zero", _EMPTY),),
         )
-    _passed("alignment error rate: 1 - (|A∩S| + |A∩P|) / (|A| + |S|), a sure link is possible too.")
+    _passed(
+        _("alignment error rate: 1 - (|A∩S| + |A∩P|) / (|A| + |S|), a sure link is possible too.")
+    )

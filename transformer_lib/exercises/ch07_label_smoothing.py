@@ -19,6 +19,7 @@ from transformer_lib.exercises._core import (
     _tensor,
     exercise,
 )
+from transformer_lib.i18n import N_, _
 from transformer_lib.train import label_smoothed_cross_entropy
 
 __all__ = ["check_label_smoothing"]
@@ -29,15 +30,19 @@ def _scalar_loss(got) -> torch.Tensor:
     __tracebackhide__ = True
     if not isinstance(got, torch.Tensor):
         raise ExerciseFailed(
-            "the loss must be a 0-dim torch.Tensor (keep it a tensor so that .backward() "
-            f"works: no .item()); got {type(got).__name__}."
+            _(
+                "the loss must be a 0-dim torch.Tensor (keep it a tensor so that .backward() "
+                "works: no .item()); got {kind}."
+            ).format(kind=type(got).__name__)
         )
     if got.dim() != 0:
         raise ExerciseFailed(
-            f"the loss must be one number, shape (); got shape {tuple(got.shape)}: average "
-            "the per-token losses over the positions whose target is not pad_id."
+            _(
+                "the loss must be one number, shape (); got shape {shape}: average "
+                "the per-token losses over the positions whose target is not pad_id."
+            ).format(shape=tuple(got.shape))
         )
-    return _tensor(got, "the loss", (), "shape")
+    return _tensor(got, _("the loss"), (), "shape")
 
 
 def _library_loss(
@@ -103,69 +108,87 @@ def _summed_uniform(logits, target, epsilon, pad_id):
 
 LABEL_SMOOTHING_MISTAKES = (
     Mistake(
-        "the ε share goes to all V classes, the gold one included (ε/V each, gold 1 - ε + ε/V), "
-        "as in F.cross_entropy(label_smoothing=ε); you spread ε over the V - 1 wrong classes "
-        "only. Use loss = (1 - ε)·(-log p_y) + ε·mean over all V of (-log p_v).",
+        N_(
+            "the ε share goes to all V classes, the gold one included (ε/V each, gold 1 - ε + "
+            "ε/V), as in F.cross_entropy(label_smoothing=ε); you spread ε over the V - 1 wrong "
+            "classes only. Use loss = (1 - ε)·(-log p_y) + ε·mean over all V of (-log p_v)."
+        ),
         partial(_smoothed, off=1, gold_adds=False),
     ),
     Mistake(
-        "that is the Annotated Transformer's target (ε/(V-2) on each class but the gold and "
-        "<pad>); this course follows F.cross_entropy(label_smoothing=ε): ε/V on every one of "
-        "the V classes, <pad> included. Average -log p_v over all V columns.",
+        N_(
+            "that is the Annotated Transformer's target (ε/(V-2) on each class but the gold and "
+            "<pad>); this course follows F.cross_entropy(label_smoothing=ε): ε/V on every one of "
+            "the V classes, <pad> included. Average -log p_v over all V columns."
+        ),
         partial(_smoothed, off=2, gold_adds=False, pad_column=False),
     ),
     Mistake(
-        "the gold token gets its share twice: filling ε/(V-1) everywhere and then adding 1 - ε "
-        "makes the target sum to more than 1. Fill ε/V and add 1 - ε on the gold token.",
+        N_(
+            "the gold token gets its share twice: filling ε/(V-1) everywhere and then adding 1 - ε "
+            "makes the target sum to more than 1. Fill ε/V and add 1 - ε on the gold token."
+        ),
         partial(_smoothed, off=1),
     ),
     Mistake(
-        "the target must sum to 1: multiply -log p_y by (1 - ε), so the gold token gets "
-        "1 - ε + ε/V, not 1 + ε/V.",
+        N_(
+            "the target must sum to 1: multiply -log p_y by (1 - ε), so the gold token gets "
+            "1 - ε + ε/V, not 1 + ε/V."
+        ),
         partial(_smoothed, gold=1.0),
     ),
     Mistake(
-        "padded positions count in your mean: ignore every position whose target is pad_id "
-        "(keep = target != pad_id; F.cross_entropy needs ignore_index=pad_id).",
+        N_(
+            "padded positions count in your mean: ignore every position whose target is pad_id "
+            "(keep = target != pad_id; F.cross_entropy needs ignore_index=pad_id)."
+        ),
         partial(_smoothed, ignore=None),
     ),
     Mistake(
-        "you zeroed the padded positions but divided by all N positions: divide by the number "
-        "of non-pad targets, (target != pad_id).sum().",
+        N_(
+            "you zeroed the padded positions but divided by all N positions: divide by the number "
+            "of non-pad targets, (target != pad_id).sum()."
+        ),
         partial(_smoothed, divide_by_all=True),
     ),
     Mistake(
-        "return the mean over the non-pad positions, not their sum.",
+        N_("return the mean over the non-pad positions, not their sum."),
         partial(_smoothed, reduce="sum"),
     ),
     Mistake(
-        "use the pad_id argument, not a hard-coded 0, to find the padded positions.",
+        N_("use the pad_id argument, not a hard-coded 0, to find the padded positions."),
         partial(_smoothed, ignore=0),
     ),
     Mistake(
-        "each class gets ε/V: average -log p_v over the V classes (.mean(dim=-1)), not sum it.",
+        N_("each class gets ε/V: average -log p_v over the V classes (.mean(dim=-1)), not sum it."),
         _summed_uniform,
     ),
     Mistake(
-        "that is plain cross-entropy: epsilon is ignored. Mix in the smoothing term, "
-        "(1 - ε)·(-log p_y) + ε·mean_v(-log p_v).",
+        N_(
+            "that is plain cross-entropy: epsilon is ignored. Mix in the smoothing term, "
+            "(1 - ε)·(-log p_y) + ε·mean_v(-log p_v)."
+        ),
         lambda logits, target, epsilon, pad_id: F.cross_entropy(
             logits, target, ignore_index=pad_id
         ),
     ),
     Mistake(
-        "that is the KL divergence KL(q'‖p) (nn.KLDivLoss, as in the Annotated Transformer): it "
-        "is the cross-entropy minus the entropy of q', a constant. Same gradients, different "
-        "value; return the cross-entropy -Σ q'(k) log p_k.",
+        N_(
+            "that is the KL divergence KL(q'‖p) (nn.KLDivLoss, as in the Annotated Transformer): "
+            "it is the cross-entropy minus the entropy of q', a constant. Same gradients, "
+            "different value; return the cross-entropy -Σ q'(k) log p_k."
+        ),
         partial(_smoothed, kl=True),
     ),
     Mistake(
-        "log_softmax over the vocabulary, dim=-1: over dim=0 you normalise across positions.",
+        N_("log_softmax over the vocabulary, dim=-1: over dim=0 you normalise across positions."),
         partial(_smoothed, log_softmax_dim=0),
     ),
     Mistake(
-        "the model returns logits, not log-probabilities: take torch.log_softmax(logits, "
-        "dim=-1) first (nn.NLLLoss and nn.KLDivLoss expect log-probabilities).",
+        N_(
+            "the model returns logits, not log-probabilities: take torch.log_softmax(logits, "
+            "dim=-1) first (nn.NLLLoss and nn.KLDivLoss expect log-probabilities)."
+        ),
         partial(_smoothed, log_softmax_dim=None),
     ),
 )
@@ -190,7 +213,9 @@ def check_label_smoothing(fn: Callable) -> None:
         logits, target = _loss_inputs(seed, pad_id)
         if pad_id != 0:
             target[0] = 0  # a real token with id 0: a hard-coded pad 0 would drop it
-        what = f"the loss (epsilon={epsilon}, pad_id={pad_id})"
+        what = _("the loss (epsilon={epsilon}, pad_id={pad_id})").format(
+            epsilon=epsilon, pad_id=pad_id
+        )
         _expect(
             what,
             fn,
@@ -198,10 +223,14 @@ def check_label_smoothing(fn: Callable) -> None:
             _library_loss,
             LABEL_SMOOTHING_MISTAKES,
             validate=_scalar_loss,
-            fallback="Per token (1 - ε)·(-log p_y) + ε·mean_v(-log p_v), averaged over the "
-            "positions whose target is not pad_id.",
+            fallback=_(
+                "Per token (1 - ε)·(-log p_y) + ε·mean_v(-log p_v), averaged over the "
+                "positions whose target is not pad_id."
+            ),
         )
     _passed(
-        "label smoothing: (1 - ε)·(-log p_y) + ε·mean over all V of (-log p_v), pads ignored; "
-        "equals F.cross_entropy(label_smoothing=ε, ignore_index=pad_id)."
+        _(
+            "label smoothing: (1 - ε)·(-log p_y) + ε·mean over all V of (-log p_v), pads "
+            "ignored; equals F.cross_entropy(label_smoothing=ε, ignore_index=pad_id)."
+        )
     )

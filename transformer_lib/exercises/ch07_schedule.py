@@ -16,6 +16,7 @@ from transformer_lib.exercises._core import (
     _passed,
     exercise,
 )
+from transformer_lib.i18n import N_, _
 from transformer_lib.train import make_scheduler
 
 __all__ = ["check_lr_schedule"]
@@ -56,7 +57,7 @@ def _zero_first_rate(index: int, d_model: int, warmup: int) -> float:
     return d_model**-0.5 * min(index**-0.5, index * warmup**-1.5)
 
 
-_STEP_ZERO = (
+_STEP_ZERO = N_(
     "LambdaLR calls the multiplier with 0 before the first update, and step 0 divides by zero "
     "(0^-0.5). The paper counts steps from 1: use step = index + 1."
 )
@@ -66,37 +67,47 @@ _STEP_ZERO = (
 # third (inside the warm-up) the exponents.
 LR_SCHEDULE_MISTAKES = (
     Mistake(
-        "replacing step 0 by 1 (the Annotated Transformer's guard) gives the first two updates "
-        "the same rate and every later one the rate of the step before: use step = index + 1.",
+        N_(
+            "replacing step 0 by 1 (the Annotated Transformer's guard) gives the first two updates "
+            "the same rate and every later one the rate of the step before: use step = index + 1."
+        ),
         _annotated_rate,
     ),
     Mistake(_STEP_ZERO, partial(_rate, shift=0)),
     Mistake(
-        "your first update gets learning rate 0 and the ramp runs one step late: LambdaLR's "
-        "index 0 is the paper's step 1, so use step = index + 1.",
+        N_(
+            "your first update gets learning rate 0 and the ramp runs one step late: LambdaLR's "
+            "index 0 is the paper's step 1, so use step = index + 1."
+        ),
         _zero_first_rate,
     ),
     Mistake(
-        "the exponent of warmup is -1.5: step · warmup**-1.5 (= step / warmup**1.5), not "
-        "step · warmup**1.5.",
+        N_(
+            "the exponent of warmup is -1.5: step · warmup**-1.5 (= step / warmup**1.5), not "
+            "step · warmup**1.5."
+        ),
         partial(_rate, warmup_power=1.5),
     ),
     Mistake(
-        "min, not max: the rate is the smaller of the ramp step·warmup^-1.5 and the decay "
-        "step^-0.5, so it rises, peaks at step = warmup, then falls.",
+        N_(
+            "min, not max: the rate is the smaller of the ramp step·warmup^-1.5 and the decay "
+            "step^-0.5, so it rises, peaks at step = warmup, then falls."
+        ),
         partial(_rate, fn=max),
     ),
     Mistake(
-        "the ramp is step · warmup^-1.5 (then both branches meet at step = warmup); you used "
-        "warmup^-0.5.",
+        N_(
+            "the ramp is step · warmup^-1.5 (then both branches meet at step = warmup); you used "
+            "warmup^-0.5."
+        ),
         partial(_rate, warmup_power=-0.5),
     ),
     Mistake(
-        "you forgot the factor d_model^-0.5 in front of the min.",
+        N_("you forgot the factor d_model^-0.5 in front of the min."),
         partial(_rate, model_power=0.0),
     ),
     Mistake(
-        "the factor is d_model^-0.5 = 1/√d_model, not √d_model.",
+        N_("the factor is d_model^-0.5 = 1/√d_model, not √d_model."),
         partial(_rate, model_power=0.5),
     ),
 )
@@ -127,7 +138,7 @@ def check_lr_schedule(fn: Callable) -> None:
     # small d_model and warmup keep every rate above 0.01, far from the absolute tolerance
     cases = [(0, 16, 1), (1, 16, 1)] + [(i, 16, 4) for i in (0, 1, 2, 3, 4, 20)]
     cases += [(9, 64, 10), (40, 64, 10)]
-    fallback = "Return d_model^-0.5 · min(step^-0.5, step · warmup^-1.5) with step = index + 1."
+    fallback = _("Return d_model^-0.5 · min(step^-0.5, step · warmup^-1.5) with step = index + 1.")
     for index, d_model, warmup in cases:
         what = f"{_name_of(fn)}({index}, d_model={d_model}, warmup={warmup})"
         _expect(
@@ -140,8 +151,10 @@ def check_lr_schedule(fn: Callable) -> None:
             hints=_CRASH_HINTS,
         )
     _passed(
-        "learning-rate schedule: d_model^-0.5 · min(step^-0.5, step · warmup^-1.5) with "
-        "step = index + 1; it peaks at index warmup - 1, the paper's step warmup."
+        _(
+            "learning-rate schedule: d_model^-0.5 · min(step^-0.5, step · warmup^-1.5) with "
+            "step = index + 1; it peaks at index warmup - 1, the paper's step warmup."
+        )
     )
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from transformer_lib.ablation import clearly_better
 from transformer_lib.exercises._core import Mistake, _expect, _number, _passed, exercise
+from transformer_lib.i18n import N_, _
 
 __all__ = ["check_xavier_bound", "check_clearly_better"]
 
@@ -21,23 +22,29 @@ def _library_bound(fan_out: int, fan_in: int) -> float:
 
 XAVIER_MISTAKES = (
     Mistake(
-        "that is the standard deviation of Xavier's *normal* draw, √(2 / (fan_in + fan_out)). "
-        "A uniform draw on [-a, a] has variance a²/3, so the bound is a = √(6 / (fan_in + "
-        "fan_out)).",
+        N_(
+            "that is the standard deviation of Xavier's *normal* draw, √(2 / (fan_in + fan_out)). "
+            "A uniform draw on [-a, a] has variance a²/3, so the bound is a = √(6 / (fan_in + "
+            "fan_out))."
+        ),
         lambda fan_out, fan_in: math.sqrt(2 / (fan_in + fan_out)),
     ),
     Mistake(
-        "Xavier averages both sides: the bound is √(6 / (fan_in + fan_out)), not √(6 / fan_in) "
-        "(that would ignore how many outputs each input feeds).",
+        N_(
+            "Xavier averages both sides: the bound is √(6 / (fan_in + fan_out)), not √(6 / fan_in) "
+            "(that would ignore how many outputs each input feeds)."
+        ),
         lambda fan_out, fan_in: math.sqrt(6 / fan_in),
     ),
     Mistake(
-        "the bound is √(6 / (fan_in + fan_out)) with a square root; you returned the variance-"
-        "like 6 / (fan_in + fan_out).",
+        N_(
+            "the bound is √(6 / (fan_in + fan_out)) with a square root; you returned the variance-"
+            "like 6 / (fan_in + fan_out)."
+        ),
         lambda fan_out, fan_in: 6 / (fan_in + fan_out),
     ),
     Mistake(
-        "fan_in + fan_out, not fan_in · fan_out: the bound is √(6 / (fan_in + fan_out)).",
+        N_("fan_in + fan_out, not fan_in · fan_out: the bound is √(6 / (fan_in + fan_out))."),
         lambda fan_out, fan_in: math.sqrt(6 / (fan_in * fan_out)),
     ),
 )
@@ -47,7 +54,7 @@ XAVIER_MISTAKES = (
 def check_xavier_bound(fn: Callable) -> None:
     """fn(fan_out, fan_in) -> float, Xavier's uniform bound for a (fan_out, fan_in) matrix."""
     __tracebackhide__ = True
-    fallback = "Return √(6 / (fan_in + fan_out))."
+    fallback = _("Return √(6 / (fan_in + fan_out)).")
     for fan_out, fan_in in [(64, 64), (192, 64), (256, 64), (64, 256), (512, 512)]:
         what = f"{getattr(fn, '__name__', 'bound')}(fan_out={fan_out}, fan_in={fan_in})"
         expected = _library_bound(fan_out, fan_in)
@@ -60,30 +67,37 @@ def check_xavier_bound(fn: Callable) -> None:
             validate=_number(expected, what, fallback),
         )
     ratio = _library_bound(3 * 64, 64) / _library_bound(64, 64)
-    _passed(
-        f"Xavier's bound √(6 / (fan_in + fan_out)): one (3D, D) matrix starts W^Q, W^K, W^V "
-        f"{ratio:.3f} (= 1/√2) times as wide as three (D, D) matrices."
+    message = _(
+        "Xavier's bound √(6 / (fan_in + fan_out)): one (3D, D) matrix starts W^Q, W^K, W^V "
+        "{ratio} (= 1/√2) times as wide as three (D, D) matrices."
     )
+    _passed(message.format(ratio=f"{ratio:.3f}"))
 
 
 CLEARLY_BETTER_MISTAKES = (
     Mistake(
-        "the seeds are not paired: seed 0 of one variant has nothing in common with seed 0 of "
-        "the other beyond the batch order. Compare the ranges: min(ours) > max(theirs).",
+        N_(
+            "the seeds are not paired: seed 0 of one variant has nothing in common with seed 0 of "
+            "the other beyond the batch order. Compare the ranges: min(ours) > max(theirs)."
+        ),
         lambda ours, theirs: all(a > b for a, b in zip(ours, theirs)),
     ),
     Mistake(
-        "comparing means ignores the spread: one lucky seed moves a mean. Ask whether the worst "
-        "seed of ours beats the best seed of theirs: min(ours) > max(theirs).",
+        N_(
+            "comparing means ignores the spread: one lucky seed moves a mean. Ask whether the "
+            "worst seed of ours beats the best seed of theirs: min(ours) > max(theirs)."
+        ),
         lambda ours, theirs: statistics.mean(ours) > statistics.mean(theirs),
     ),
     Mistake(
-        "max(ours) > min(theirs) only says the ranges touch; 'clearly better' needs every "
-        "seed of ours above every seed of theirs: min(ours) > max(theirs).",
+        N_(
+            "max(ours) > min(theirs) only says the ranges touch; 'clearly better' needs every "
+            "seed of ours above every seed of theirs: min(ours) > max(theirs)."
+        ),
         lambda ours, theirs: max(ours) > min(theirs),
     ),
     Mistake(
-        "a tie is not a win: use min(ours) > max(theirs), strictly greater.",
+        N_("a tie is not a win: use min(ours) > max(theirs), strictly greater."),
         lambda ours, theirs: min(ours) >= max(theirs),
     ),
 )
@@ -110,6 +124,8 @@ def check_clearly_better(fn: Callable) -> None:
             (ours, theirs),
             clearly_better,
             CLEARLY_BETTER_MISTAKES,
-            fallback=f"Expected {expected}: is min(ours) > max(theirs)?",
+            fallback=_("Expected {expected}: is min(ours) > max(theirs)?").format(
+                expected=expected
+            ),
         )
-    _passed("clearly better: the worst seed of one beats the best seed of the other.")
+    _passed(_("clearly better: the worst seed of one beats the best seed of the other."))

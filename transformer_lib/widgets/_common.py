@@ -12,6 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from transformer_lib._checks import fail
+from transformer_lib.i18n import _
 
 # Where a draw_* function draws: a Figure (cleared first) or Axes (one, a list, an array).
 Canvas = Figure | Axes | Sequence[Axes] | np.ndarray
@@ -33,7 +34,7 @@ class Panel(widgets.VBox):
         self.name = name
 
     def __repr__(self) -> str:
-        return f"Interactive widget ({self.name}): run the cell to use it."
+        return _("Interactive widget ({name}): run the cell to use it.").format(name=self.name)
 
 
 def grid_axes(fig_or_axes: Canvas, n: int) -> list[Axes]:

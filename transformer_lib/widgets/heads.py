@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 from transformer_lib import viz
 from transformer_lib._checks import check_int, fail
+from transformer_lib.i18n import _
 from transformer_lib.viz._common import ArrayLike
 from transformer_lib.widgets._common import Panel, panel, slider
 
@@ -68,9 +69,9 @@ def head_picker_widget(
         [_heads(w) for w in weights] if isinstance(weights, (list, tuple)) else [_heads(weights)]
     )
     n_heads = layers[0].size(0)
-    controls = {"head": slider("head", 0, 0, n_heads - 1)}
+    controls = {"head": slider(_("head"), 0, 0, n_heads - 1)}
     if len(layers) > 1:
-        controls["layer"] = slider("layer", 0, 0, len(layers) - 1)
+        controls["layer"] = slider(_("layer"), 0, 0, len(layers) - 1)
 
     def render(head: int, layer: int = 0) -> Figure:
         T, S = layers[layer].shape[1:]
@@ -79,5 +80,8 @@ def head_picker_widget(
         draw_head_picker(fig.add_subplot(), layers[layer], head, query_tokens, key_tokens, title)
         return fig
 
-    sliders = "head and layer sliders" if len(layers) > 1 else "head slider"
-    return panel(f"head picker: {sliders}", render, controls)
+    if len(layers) > 1:
+        name = _("head picker: head and layer sliders")
+    else:
+        name = _("head picker: head slider")
+    return panel(name, render, controls)

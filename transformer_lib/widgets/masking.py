@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 from transformer_lib import viz
 from transformer_lib._checks import check_int, fail
+from transformer_lib.i18n import _
 from transformer_lib.masks import causal_mask, padding_mask
 from transformer_lib.widgets._common import Canvas, Panel, checkbox, grid_axes, panel, slider
 
@@ -60,11 +61,12 @@ def draw_mask_builder(
 def mask_builder_widget(lengths: Sequence[int] = (5, 3, 4), max_len: int = 8) -> Panel:
     """Check boxes for the padding and causal parts, a length slider per sequence."""
     controls: dict[str, widgets.Widget] = {
-        "pad": checkbox("padding mask", True),
-        "causal": checkbox("causal mask", True),
+        "pad": checkbox(_("padding mask"), True),
+        "causal": checkbox(_("causal mask"), True),
     }
     for b, length in enumerate(lengths):
-        controls[f"length_{b}"] = slider(f"length of sequence {b}", length, 1, max_len)
+        label = _("length of sequence {index}").format(index=b)
+        controls[f"length_{b}"] = slider(label, length, 1, max_len)
 
     def render(pad: bool, causal: bool, **sizes: int) -> Figure:
         chosen = [sizes[f"length_{b}"] for b in range(len(lengths))]
@@ -72,4 +74,4 @@ def mask_builder_widget(lengths: Sequence[int] = (5, 3, 4), max_len: int = 8) ->
         draw_mask_builder(fig, chosen, causal=causal, pad=pad)
         return fig
 
-    return panel("mask builder: mask check boxes and length sliders", render, controls)
+    return panel(_("mask builder: mask check boxes and length sliders"), render, controls)

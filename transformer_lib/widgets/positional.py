@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from transformer_lib import viz
 from transformer_lib._checks import check_int, fail
 from transformer_lib.embeddings import sinusoidal_positional_encoding
+from transformer_lib.i18n import _
 from transformer_lib.widgets._common import Canvas, Panel, grid_axes, panel, slider
 
 __all__ = ["draw_pe_explorer", "pe_explorer_widget"]
@@ -55,9 +56,9 @@ def pe_explorer_widget(
     """Sliders for d_model, position and two (sin, cos) column pairs of the PE table."""
     controls = {
         "d_model": slider("d_model", d_model, 8, max_d_model, 8),
-        "position": slider("position", position, 0, max_len - 1),
-        "dim_a": slider("dimension pair a", 0, 0, d_model - 2, 2),
-        "dim_b": slider("dimension pair b", min(10, d_model - 2), 0, d_model - 2, 2),
+        "position": slider(_("position"), position, 0, max_len - 1),
+        "dim_a": slider(_("dimension pair a"), 0, 0, d_model - 2, 2),
+        "dim_b": slider(_("dimension pair b"), min(10, d_model - 2), 0, d_model - 2, 2),
     }
 
     def follow_width(change: dict) -> None:  # the dimension sliders never exceed d_model
@@ -72,5 +73,5 @@ def pe_explorer_widget(
         draw_pe_explorer(fig, d_model, position, [d for d in dims if d < d_model], max_len)
         return fig
 
-    name = "positional-encoding explorer: d_model, position and pair sliders"
+    name = _("positional-encoding explorer: d_model, position and pair sliders")
     return panel(name, render, controls)

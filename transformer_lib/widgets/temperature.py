@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 
 from transformer_lib import viz
 from transformer_lib._checks import fail
+from transformer_lib.i18n import _
 from transformer_lib.viz._common import ArrayLike
 from transformer_lib.widgets._common import LABEL_STYLE, Panel, panel
 
@@ -73,7 +74,7 @@ def attention_temperature_widget(
             min=-1,
             max=2,
             step=0.05,
-            description="temperature",
+            description=_("temperature"),
             continuous_update=False,
             readout_format=".2f",
             style=LABEL_STYLE,
@@ -85,4 +86,4 @@ def attention_temperature_widget(
         draw_attention_temperature(fig.add_subplot(), scores, temperature, query_tokens, key_tokens)
         return fig
 
-    return panel("attention temperature slider", render, controls)
+    return panel(_("attention temperature slider"), render, controls)
