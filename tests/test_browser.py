@@ -465,6 +465,7 @@ def type_and_run_a_new_cell(page: Page, code: str) -> None:
 def chinese_hint(monkeypatch) -> str:
     """The first line of what WRONG_ANSWER earns in Chinese, computed here."""
     import torch
+
     from transformer_lib import exercises
 
     monkeypatch.setenv("COURSE_LANG", "zh_CN")

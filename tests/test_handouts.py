@@ -223,6 +223,19 @@ def test_the_index_links_every_page_by_its_title_with_its_opening_paragraph(buil
     assert "<title>06 · Encoder and decoder</title>" in page
 
 
+def test_the_chinese_edition_makes_offline_pages_with_chinese_titles(tmp_path):
+    """`make handouts COURSE_LANG=zh_CN`: the same pages for notebooks/zh_CN."""
+    paths = [ROOT / "notebooks" / "zh_CN" / f"{name}.ipynb" for name in NOTEBOOKS]
+    if not all(path.is_file() for path in paths):
+        pytest.skip("no Chinese edition in notebooks/zh_CN")
+    pages = make_handouts.build(paths, tmp_path)
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert make_handouts.remote_references(text) == [], page.name
+        assert re.search(r"<title>\d\d · [^<]*[\u4e00-\u9fff]", text), page.name
+        assert "data:image/png" in text, page.name
+
+
 def test_notebook_summary_reads_the_first_heading_and_paragraph():
     nb = nbformat.v4.new_notebook()
     text = "# 09 · Extra: `beam` search\n\nFirst line\nof the *opening* paragraph.\n\n- a list"

@@ -1,6 +1,7 @@
 """Every notebook is a deck that jupyterlab-slideshow presents well: its slide metadata is
 what tools/slide_metadata.py derives from its cells, and no test scaffolding is projected
-(no browser needed; tests/test_browser.py walks the decks in a real browser)."""
+(no browser needed; tests/test_browser.py walks the decks in a real browser). The structural
+checks cover both editions, the English notebooks and the Chinese ones in notebooks/zh_CN."""
 
 import json
 import sys
@@ -14,6 +15,9 @@ from nbgrader_metadata import dumps, find_exercises  # noqa: E402
 
 NOTEBOOK_PATHS = bs.NOTEBOOK_PATHS
 IDS = [p.stem for p in NOTEBOOK_PATHS]
+# Both editions: the English notebooks, then the Chinese ones ("zh_CN/04_masking").
+EDITION_PATHS = NOTEBOOK_PATHS + bs.ZH_NOTEBOOK_PATHS
+EDITION_IDS = [p.relative_to(bs.NOTEBOOKS).with_suffix("").as_posix() for p in EDITION_PATHS]
 
 
 def _cells(path):
@@ -24,6 +28,8 @@ def _kind(cell):
     return cell["metadata"].get("slideshow", {}).get("slide_type")
 
 
+# English only: a Chinese notebook's slide metadata is recomputed for its own text by the
+# build, and tests/test_i18n.py checks that each one is exactly what the build makes.
 @pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=IDS)
 def test_slide_metadata_is_up_to_date(path):
     text = path.read_text(encoding="utf-8")
@@ -32,7 +38,7 @@ def test_slide_metadata_is_up_to_date(path):
     )
 
 
-@pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=IDS)
+@pytest.mark.parametrize("path", EDITION_PATHS, ids=EDITION_IDS)
 def test_slide_types_are_ones_deck_mode_shows(path):
     # jupyterlab-slideshow never shows a cell whose slide_type it does not know, such as
     # the classic "-": leave the key out (JupyterLab 4's "-") to continue a slide.
@@ -43,7 +49,7 @@ def test_slide_types_are_ones_deck_mode_shows(path):
     assert kinds.count("slide") >= 3, f"{path.name}: fewer than 3 slides"
 
 
-@pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=IDS)
+@pytest.mark.parametrize("path", EDITION_PATHS, ids=EDITION_IDS)
 def test_right_arrow_walks_the_deck_in_reading_order(path):
     # → stops at slides, fragments and plain cells, never at a subslide or a layer: so
     # every shown cell is a slide or a layer of one, but the last, which closes the deck.
@@ -57,7 +63,7 @@ def test_right_arrow_walks_the_deck_in_reading_order(path):
         )
 
 
-@pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=IDS)
+@pytest.mark.parametrize("path", EDITION_PATHS, ids=EDITION_IDS)
 def test_no_test_scaffolding_is_projected(path):
     cells = _cells(path)
     solutions = {e.solution for e in find_exercises({"cells": cells}, path.name)}
@@ -76,7 +82,7 @@ def test_no_test_scaffolding_is_projected(path):
 
 
 def test_the_tool_moves_the_scaffolding_the_tests_rely_on():
-    cells = [c for path in NOTEBOOK_PATHS for c in _cells(path)]
+    cells = [c for path in EDITION_PATHS for c in _cells(path)]
     tagged = [c for c in cells if sm.IGNORE_TAG in c["metadata"].get("tags", [])]
     hidden_checks = [c for c in cells if sm.CONTROLS.match("".join(c["source"]))]
     assert tagged and all(c["cell_type"] == "code" for c in tagged)

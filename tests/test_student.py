@@ -1,5 +1,7 @@
 """make student: solutions become stubs, every output is cleared, and the student edition
-runs top to bottom with one "not implemented yet" message per exercise and no traceback."""
+runs top to bottom with one "not implemented yet" message per exercise and no traceback.
+Both editions: the English notebooks and the Chinese ones (notebooks/zh_CN), whose messages
+are in Chinese (COURSE_LANG=zh_CN)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from transformer_lib import i18n
 from transformer_lib.exercises._core import MESSAGE_WIDTH
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +26,18 @@ import nbgrader_metadata  # noqa: E402
 BEGIN, END = nbgrader_metadata.BEGIN, nbgrader_metadata.END
 STUB = 'raise NotImplementedError("Exercise: write your solution here")'
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+ZH_EDITION = ROOT / "notebooks" / "zh_CN"
+ZH_NOTEBOOKS = sorted(ZH_EDITION.glob("*.ipynb"))
+# What a check says of a stub (transformer_lib/exercises/_core.py), before `_()` translates it.
+NOT_IMPLEMENTED = (
+    "{name} is not implemented yet: replace the `raise NotImplementedError(...)` line with "
+    "your solution and run the cell again."
+)
+
+
+def _id(path: Path) -> str:
+    """04_masking, or zh_CN/04_masking for the Chinese edition."""
+    return path.relative_to(ROOT / "notebooks").with_suffix("").as_posix()
 
 
 def _source(cell) -> str:
@@ -136,23 +151,44 @@ def test_notebooks_without_up_to_date_metadata_are_refused(tmp_path, capsys):
 
 
 @pytest.fixture(scope="module")
-def edition(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("student")
-    assert make_student.main(["--src", str(ROOT / "notebooks"), "--out", str(out)]) == 0
-    return out
+def editions(tmp_path_factory) -> dict[Path, Path]:
+    """The student edition of each edition's folder: {notebooks/: ..., notebooks/zh_CN/: ...}."""
+    built = {}
+    for src in (ROOT / "notebooks", ZH_EDITION):
+        built[src] = out = tmp_path_factory.mktemp(f"student_{src.name}")
+        assert make_student.main(["--src", str(src), "--out", str(out)]) == 0
+    return built
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_the_course_builds_a_student_edition(edition, path):
+@pytest.mark.parametrize("path", NOTEBOOKS + ZH_NOTEBOOKS, ids=_id)
+def test_the_course_builds_a_student_edition(editions, path):
     original = json.loads(path.read_text(encoding="utf-8"))
-    student = nbformat.read(edition / path.name, as_version=4)
+    student = nbformat.read(editions[path.parent] / path.name, as_version=4)
     assert assert_is_student_edition(original, student) > 0, f"{path.name} has no exercise"
 
 
+def _unwrapped(text: str) -> str:
+    """`text` without whitespace: a message is shown broken into lines, at spaces or (in
+    Chinese) between two characters."""
+    return "".join(text.split())
+
+
+def _not_implemented(check_cell) -> str:
+    """What the check in `check_cell` says of a stub, in the course's language."""
+    (name,) = re.fullmatch(r"exercises\.check_\w+\((\w+)\)", check_cell.source.strip()).groups()
+    return i18n._(NOT_IMPLEMENTED).format(name=f"`{name}`")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_the_student_edition_runs_with_only_not_implemented_messages(edition, path, monkeypatch):
+# Every English notebook; of the Chinese edition, 04 alone (three exercises, seconds to run):
+# its code is the English code, and only the messages' language differs.
+@pytest.mark.parametrize("path", NOTEBOOKS + [ZH_EDITION / "04_masking.ipynb"], ids=_id)
+def test_the_student_edition_runs_with_only_not_implemented_messages(editions, path, monkeypatch):
     monkeypatch.setenv("JUPYTER_PREFER_ENV_PATH", "1")  # the venv's python3 kernel
+    # The kernel inherits this process's environment: it speaks the edition's language, and
+    # so does `_()` here.
+    monkeypatch.setenv("COURSE_LANG", "zh_CN" if path.parent == ZH_EDITION else "en")
+    edition = editions[path.parent]
     notebook = nbformat.read(edition / path.name, as_version=4)
     client = NotebookClient(
         notebook,
@@ -173,10 +209,11 @@ def test_the_student_edition_runs_with_only_not_implemented_messages(edition, pa
     ]
     assert [index for index, _ in errors] == checks, "one error per exercise, in its check cell"
     for index, error in errors:
-        assert error.ename == "ExerciseFailed" and "is not implemented yet" in error.evalue
-        # the message alone, in lines of at most MESSAGE_WIDTH: no traceback frames
+        assert error.ename == "ExerciseFailed"
+        assert error.evalue == _not_implemented(notebook.cells[index])
+        # the message alone, in lines of at most MESSAGE_WIDTH columns: no traceback frames
         shown = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in error.traceback]
-        assert " ".join(shown).split() == f"ExerciseFailed: {error.evalue}".split(), shown
-        assert max(map(len, shown)) <= MESSAGE_WIDTH, shown
+        assert _unwrapped("".join(shown)) == _unwrapped(f"ExerciseFailed: {error.evalue}"), shown
+        assert max(map(i18n.display_width, shown)) <= MESSAGE_WIDTH, shown
         assert len(notebook.cells[index].outputs) == 1  # no ✓, nothing else
     assert "Traceback (most recent call last)" not in _outputs_text(notebook)

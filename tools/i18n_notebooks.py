@@ -90,7 +90,8 @@ def messages(notebook: dict) -> list[tuple[str, str, str]]:
 def template(notebook: dict, name: str) -> Catalog:
     catalog = Catalog(project=f"Transformer course, notebook {name}", fuzzy=False)
     for context, text, note in messages(notebook):
-        catalog.add(text, context=context, auto_comments=[note])
+        message = catalog.add(text, context=context, auto_comments=[note])
+        message.flags.discard("python-format")  # "95% interval" is prose, not a %-format
     return catalog
 
 
