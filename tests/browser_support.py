@@ -291,10 +291,10 @@ def lab_server(
     notebooks: list[Path],
     log_path: Path,
     settings: dict[str, dict] = LAB_SETTINGS,
-    env: dict[str, str] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[LabServer]:
     """A JupyterLab serving copies of `notebooks` from `tmp`/notebooks, with `settings` as
-    the user's settings (`{}`: a student's first start) and `env` added to its (and its
+    the user's settings (`{}`: a student's first start) and `extra_env` added to its (and its
     kernels') environment; stopped on exit."""
     root = tmp / "notebooks"
     root.mkdir(parents=True)
@@ -316,7 +316,7 @@ def lab_server(
         "JUPYTER_CONFIG_DIR": str(dirs["config"]),
         "JUPYTER_DATA_DIR": str(dirs["data"]),
         "JUPYTER_PREFER_ENV_PATH": "1",
-    } | (env or {})
+    } | (extra_env or {})
     command = [
         sys.executable,
         "-m",

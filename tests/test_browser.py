@@ -457,7 +457,8 @@ def type_and_run_a_new_cell(page: Page, code: str) -> None:
     """Add a code cell below the last one, type `code` into it and run it (Shift+Enter)."""
     page.locator(".jp-Notebook .jp-Cell").last.locator(".jp-InputPrompt").click()
     page.keyboard.press("Escape")
-    page.keyboard.press("b")  # command mode: a new cell below, in edit mode
+    page.keyboard.press("b")  # command mode: a new cell below
+    page.keyboard.press("Enter")  # edit it
     page.keyboard.type(code)
     page.keyboard.press("Shift+Enter")
 
@@ -482,7 +483,7 @@ def test_the_chinese_edition_in_a_chinese_jupyterlab(browser, tmp_path, monkeypa
     path = bs.NOTEBOOKS / "zh_CN" / ZH_NOTEBOOK
     expected = bs.expected_outputs(path)
     with bs.lab_server(
-        tmp_path, [path], tmp_path / "lab.log", settings=bs.ZH_SETTINGS, env=bs.ZH_ENV
+        tmp_path, [path], tmp_path / "lab.log", settings=bs.ZH_SETTINGS, extra_env=bs.ZH_ENV
     ) as lab:
         context = browser.new_context(viewport=VIEWPORT)
         page = context.new_page()
