@@ -66,6 +66,13 @@ ZH_SETTINGS = LAB_SETTINGS | {
 }
 ZH_ENV = {"COURSE_LANG": "zh_CN"}
 ZH_NOTEBOOK_PATHS = sorted((NOTEBOOKS / "zh_CN").glob("[0-9][0-9]_*.ipynb"))
+EDITION_PATHS = NOTEBOOK_PATHS + ZH_NOTEBOOK_PATHS  # both editions, English first
+
+
+def edition_id(path: Path) -> str:
+    """A notebook's test id: "04_masking", or "zh_CN/04_masking" in the Chinese edition."""
+    return path.relative_to(NOTEBOOKS).with_suffix("").as_posix()
+
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 

@@ -21,10 +21,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import browser_support as bs
 import nbformat
 import pytest
 
 from transformer_lib import exercises, i18n
+from transformer_lib.exercises._core import NOT_IMPLEMENTED
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools"
@@ -36,19 +38,11 @@ import nbgrader_metadata  # noqa: E402
 BEGIN, END = nbgrader_metadata.BEGIN, nbgrader_metadata.END
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 ZH_EDITION = ROOT / "notebooks" / "zh_CN"
-# Both editions, with ids like "04_masking" and "zh_CN/04_masking".
-EDITIONS = NOTEBOOKS + sorted(ZH_EDITION.glob("*.ipynb"))
-EDITION_IDS = [p.relative_to(ROOT / "notebooks").with_suffix("").as_posix() for p in EDITIONS]
 GRADED = "04_masking"  # the notebook autograded: three exercises, about 5 s to run
 COURSE_SETTINGS = """
 c.CourseDirectory.root = {root!r}
 c.CourseDirectory.course_id = "transformer-course"
 """
-# What a check says of a stub (transformer_lib/exercises/_core.py), before `_()` translates it.
-NOT_IMPLEMENTED = (
-    "{name} is not implemented yet: replace the `raise NotImplementedError(...)` line with "
-    "your solution and run the cell again."
-)
 
 
 def _source(cell) -> str:
@@ -58,7 +52,7 @@ def _source(cell) -> str:
 # -- the committed notebooks --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", EDITIONS, ids=EDITION_IDS)
+@pytest.mark.parametrize("path", bs.EDITION_PATHS, ids=bs.edition_id)
 def test_every_exercise_carries_consistent_nbgrader_metadata(path):
     notebook = json.loads(path.read_text(encoding="utf-8"))
     cells = notebook["cells"]

@@ -12,8 +12,7 @@ from pathlib import Path
 import browser_support
 import pytest
 
-NOTEBOOKS = browser_support.NOTEBOOK_PATHS + browser_support.ZH_NOTEBOOK_PATHS
-IDS = [p.relative_to(browser_support.NOTEBOOKS).with_suffix("").as_posix() for p in NOTEBOOKS]
+NOTEBOOKS = browser_support.EDITION_PATHS
 
 # A random draw made directly on a device: each device's generator gives other numbers.
 RANDOM_ON_DEVICE = re.compile(
@@ -39,13 +38,13 @@ def test_the_pattern_finds_a_draw_on_a_device():
     assert not RANDOM_ON_DEVICE.search("x = torch.randn(2, 3).to(device)")
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=browser_support.edition_id)
 def test_random_numbers_are_drawn_on_the_cpu(path):
     on_device = [line.strip() for line in code_lines(path) if RANDOM_ON_DEVICE.search(line)]
     assert not on_device, f"{path.name}: draw on the CPU, then .to(device): {on_device}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=browser_support.edition_id)
 def test_stored_outputs_name_no_accelerator(path):
     named = [t for t in stored_texts(path) if re.search(r"\b(?:cuda|mps)(?::\d+)?\b", t)]
     # The device line itself is in an NBVAL_IGNORE_OUTPUT cell; a CPU run never prints one.

@@ -15,9 +15,7 @@ from nbgrader_metadata import dumps, find_exercises  # noqa: E402
 
 NOTEBOOK_PATHS = bs.NOTEBOOK_PATHS
 IDS = [p.stem for p in NOTEBOOK_PATHS]
-# Both editions: the English notebooks, then the Chinese ones ("zh_CN/04_masking").
-EDITION_PATHS = NOTEBOOK_PATHS + bs.ZH_NOTEBOOK_PATHS
-EDITION_IDS = [p.relative_to(bs.NOTEBOOKS).with_suffix("").as_posix() for p in EDITION_PATHS]
+EDITION_PATHS = bs.EDITION_PATHS
 
 
 def _cells(path):
@@ -38,7 +36,7 @@ def test_slide_metadata_is_up_to_date(path):
     )
 
 
-@pytest.mark.parametrize("path", EDITION_PATHS, ids=EDITION_IDS)
+@pytest.mark.parametrize("path", EDITION_PATHS, ids=bs.edition_id)
 def test_slide_types_are_ones_deck_mode_shows(path):
     # jupyterlab-slideshow never shows a cell whose slide_type it does not know, such as
     # the classic "-": leave the key out (JupyterLab 4's "-") to continue a slide.
@@ -49,7 +47,7 @@ def test_slide_types_are_ones_deck_mode_shows(path):
     assert kinds.count("slide") >= 3, f"{path.name}: fewer than 3 slides"
 
 
-@pytest.mark.parametrize("path", EDITION_PATHS, ids=EDITION_IDS)
+@pytest.mark.parametrize("path", EDITION_PATHS, ids=bs.edition_id)
 def test_right_arrow_walks_the_deck_in_reading_order(path):
     # → stops at slides, fragments and plain cells, never at a subslide or a layer: so
     # every shown cell is a slide or a layer of one, but the last, which closes the deck.
@@ -63,7 +61,7 @@ def test_right_arrow_walks_the_deck_in_reading_order(path):
         )
 
 
-@pytest.mark.parametrize("path", EDITION_PATHS, ids=EDITION_IDS)
+@pytest.mark.parametrize("path", EDITION_PATHS, ids=bs.edition_id)
 def test_no_test_scaffolding_is_projected(path):
     cells = _cells(path)
     solutions = {e.solution for e in find_exercises({"cells": cells}, path.name)}

@@ -10,12 +10,13 @@ import re
 import sys
 from pathlib import Path
 
+import browser_support as bs
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
 from transformer_lib import i18n
-from transformer_lib.exercises._core import MESSAGE_WIDTH
+from transformer_lib.exercises._core import MESSAGE_WIDTH, NOT_IMPLEMENTED
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("nbgrader", reason="nbgrader is the `instructor` extra; `make` installs it")
@@ -26,18 +27,7 @@ import nbgrader_metadata  # noqa: E402
 BEGIN, END = nbgrader_metadata.BEGIN, nbgrader_metadata.END
 STUB = 'raise NotImplementedError("Exercise: write your solution here")'
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-ZH_EDITION = ROOT / "notebooks" / "zh_CN"
-ZH_NOTEBOOKS = sorted(ZH_EDITION.glob("*.ipynb"))
-# What a check says of a stub (transformer_lib/exercises/_core.py), before `_()` translates it.
-NOT_IMPLEMENTED = (
-    "{name} is not implemented yet: replace the `raise NotImplementedError(...)` line with "
-    "your solution and run the cell again."
-)
-
-
-def _id(path: Path) -> str:
-    """04_masking, or zh_CN/04_masking for the Chinese edition."""
-    return path.relative_to(ROOT / "notebooks").with_suffix("").as_posix()
+ZH_EDITION = bs.NOTEBOOKS / "zh_CN"
 
 
 def _source(cell) -> str:
@@ -154,13 +144,13 @@ def test_notebooks_without_up_to_date_metadata_are_refused(tmp_path, capsys):
 def editions(tmp_path_factory) -> dict[Path, Path]:
     """The student edition of each edition's folder: {notebooks/: ..., notebooks/zh_CN/: ...}."""
     built = {}
-    for src in (ROOT / "notebooks", ZH_EDITION):
+    for src in (bs.NOTEBOOKS, ZH_EDITION):
         built[src] = out = tmp_path_factory.mktemp(f"student_{src.name}")
         assert make_student.main(["--src", str(src), "--out", str(out)]) == 0
     return built
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS + ZH_NOTEBOOKS, ids=_id)
+@pytest.mark.parametrize("path", bs.EDITION_PATHS, ids=bs.edition_id)
 def test_the_course_builds_a_student_edition(editions, path):
     original = json.loads(path.read_text(encoding="utf-8"))
     student = nbformat.read(editions[path.parent] / path.name, as_version=4)
@@ -182,7 +172,9 @@ def _not_implemented(check_cell) -> str:
 @pytest.mark.slow
 # Every English notebook; of the Chinese edition, 04 alone (three exercises, seconds to run):
 # its code is the English code, and only the messages' language differs.
-@pytest.mark.parametrize("path", NOTEBOOKS + [ZH_EDITION / "04_masking.ipynb"], ids=_id)
+@pytest.mark.parametrize(
+    "path", bs.NOTEBOOK_PATHS + [ZH_EDITION / "04_masking.ipynb"], ids=bs.edition_id
+)
 def test_the_student_edition_runs_with_only_not_implemented_messages(editions, path, monkeypatch):
     monkeypatch.setenv("JUPYTER_PREFER_ENV_PATH", "1")  # the venv's python3 kernel
     # The kernel inherits this process's environment: it speaks the edition's language, and

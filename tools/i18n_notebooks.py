@@ -42,7 +42,7 @@ DIRECTIVES = re.compile(r"#+\s*(mirrors:|noqa|type:|fmt:|BEGIN |END |YOUR CODE|N
 A_WORD = re.compile(r"[A-Za-z]{3,}")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from slide_metadata import with_slides  # noqa: E402
+from slide_metadata import _source, with_slides  # noqa: E402
 
 
 def english_notebooks() -> list[Path]:
@@ -55,11 +55,6 @@ def catalogue_path(notebook: Path, lang: str) -> Path:
 
 def edition_path(notebook: Path, lang: str) -> Path:
     return NOTEBOOKS / lang / notebook.name
-
-
-def _source(cell: dict) -> str:
-    source = cell["source"]
-    return source if isinstance(source, str) else "".join(source)
 
 
 def _comments(code: str) -> list[tuple[int, int, str]]:

@@ -65,6 +65,7 @@ def N_(message: str) -> str:
 # closing punctuation (it moves to the next line with the character before it).
 _CJK = "\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef"
 _PIECES = re.compile(rf"\s+|[{_CJK}]|[^\s{_CJK}]+")
+_A_CJK_CHARACTER = re.compile(f"[{_CJK}]")
 _NO_LINE_START = set("，。、；：！？）》」』】”’…")
 
 
@@ -95,4 +96,4 @@ def wrap_cjk(paragraph: str, width: int) -> list[str]:
 
 
 def has_cjk(text: str) -> bool:
-    return re.search(f"[{_CJK}]", text) is not None
+    return _A_CJK_CHARACTER.search(text) is not None

@@ -56,6 +56,10 @@ def exercise(reference: Callable, mistakes: Sequence[Mistake]) -> Callable:
 
 
 RTOL, ATOL = 1e-4, 1e-5
+NOT_IMPLEMENTED = N_(
+    "{name} is not implemented yet: replace the `raise NotImplementedError(...)` line with "
+    "your solution and run the cell again."
+)
 SHAPE_HINT = N_("Hint: print the shapes of the tensors you combine.")
 TRANSPOSE_HINT = N_(
     "Hint: after .transpose() a tensor is not contiguous; use .reshape(...) or "
@@ -169,13 +173,7 @@ def _call(
     try:
         return _seeded_call(fn, args)
     except NotImplementedError:
-        raise ExerciseFailed(
-            _(
-                "{name} is not implemented yet: replace the "
-                "`raise NotImplementedError(...)` line with your solution and run "
-                "the cell again."
-            ).format(name=_name(fn))
-        ) from None
+        raise ExerciseFailed(_(NOT_IMPLEMENTED).format(name=_name(fn))) from None
     except Exception as error:  # any bug in the student's code, reported briefly
         text = str(error)
         known = next((m.hint for m in mistakes if _raises_like(m.fn, args, error)), "")
