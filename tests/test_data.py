@@ -6,7 +6,6 @@ import importlib.util
 import json
 import shutil
 import sys
-import unicodedata
 
 import pytest
 import torch
@@ -27,7 +26,6 @@ from transformer_lib.data import (
     load_split,
     make_batches,
     parse_alignment,
-    read_tsv,
     tokenize,
 )
 from transformer_lib.vocab import Vocab
@@ -266,100 +264,6 @@ def test_detokenize_inverts_tokenize_on_the_corpus(corpus):
     for ex in corpus["test"] + corpus["longer"]:
         assert detokenize(tokenize(ex.src)) == ex.src
         assert detokenize(tokenize(ex.tgt)) == ex.tgt
-
-
-def test_read_tsv_accepts_tatoeba_exports(tmp_path):
-    path = tmp_path / "deu.txt"
-    path.write_text(
-        "Go.\tGeh.\tCC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM) & #8597805\r\n"
-        "I won!\tIch hab gewonnen!\r\n"
-        "\n"
-        "the dog sleeps.\tder Hund schläft.\t0-0 1-1 2-2 3-3\n",
-        encoding="utf-8",
-        newline="",
-    )
-    examples = read_tsv(path)
-    assert examples == [
-        Example("Go.", "Geh.", None),
-        Example("I won!", "Ich hab gewonnen!", None),
-        Example("the dog sleeps.", "der Hund schläft.", ((0, 0), (1, 1), (2, 2), (3, 3))),
-    ]
-
-
-@pytest.mark.parametrize(
-    "line, problem",
-    [("Go. Geh.", "1 column"), ("Go.\t \tCC-BY", "an empty target"), ("\tGeh.", "an empty source")],
-)
-def test_read_tsv_names_file_and_line_of_a_malformed_line(tmp_path, line, problem):
-    path = tmp_path / "bad.tsv"
-    path.write_text(f"Hi.\tHallo.\n{line}\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=rf"bad\.tsv, line 2` must be .*; got {problem}"):
-        read_tsv(path)
-
-
-def test_read_tsv_drops_a_byte_order_mark(tmp_path):
-    path = tmp_path / "bom.tsv"
-    path.write_bytes("\ufeffGo.\tGeh.\nHi.\tHallo.\n".encode())
-    # before: the first source was '\ufeffGo.' and '\ufeff' became a token and a vocabulary entry
-    assert read_tsv(path) == [Example("Go.", "Geh."), Example("Hi.", "Hallo.")]
-
-
-def test_read_tsv_names_file_and_line_of_bytes_that_are_not_utf8(tmp_path):
-    path = tmp_path / "latin1.tsv"
-    path.write_bytes("Go.\tGeh.\r\nHi.\tHallo.\r\nBye.\tTschüss.\n".encode("latin-1"))
-    # before: a bare UnicodeDecodeError naming neither the file nor the line
-    with pytest.raises(
-        ValueError,
-        match=r"latin1\.tsv, line 3` must be UTF-8 text; got bytes b'\\xfc' at character 10",
-    ):
-        read_tsv(path)
-
-
-def test_read_tsv_maps_tatoebas_four_column_pairs(tmp_path):
-    path = tmp_path / "pairs.tsv"
-    path.write_text(
-        "1276\tLet's try something.\t6413\tLass uns etwas versuchen!\n"
-        "1277\tI have to go to sleep.\t2213\tIch muss schlafen gehen.\n",
-        encoding="utf-8",
-    )
-    # before: Example('1276', "Let's try something.", None): the id was the source sentence
-    assert read_tsv(path) == [
-        Example("Let's try something.", "Lass uns etwas versuchen!"),
-        Example("I have to go to sleep.", "Ich muss schlafen gehen."),
-    ]
-
-
-@pytest.mark.parametrize(
-    "line, columns",
-    [("Go.\tGeh.\t0-0 1-1\tnote", 4), ("x1\tGo.\t2\tGeh.", 4), ("a\tb\tc\td\te", 5)],
-)
-def test_read_tsv_rejects_other_extra_columns(tmp_path, line, columns):
-    path = tmp_path / "wide.tsv"
-    path.write_text(f"Hi.\tHallo.\n{line}\n", encoding="utf-8")
-    # before: every column after the third was silently ignored
-    with pytest.raises(ValueError, match=rf"wide\.tsv, line 2` must be .*; got {columns} column"):
-        read_tsv(path)
-
-
-@pytest.mark.parametrize("link", ["3-0", "0-3"])
-def test_read_tsv_rejects_an_alignment_link_past_a_sentence_end(tmp_path, link):
-    path = tmp_path / "gold.tsv"
-    path.write_text(
-        f"Hi.\tHallo.\t0-0 1-1\nthe dog.\tder Hund.\t0-0 1-1 {link}\n", encoding="utf-8"
-    )
-    # before: accepted, and a perfect prediction then scored AER 0.6
-    with pytest.raises(
-        ValueError,
-        match=rf"gold\.tsv, line 2` must be an alignment with links i-j, i < 3 and j < 3; got link {link}\.",
-    ):
-        read_tsv(path)
-
-
-def test_read_tsv_normalises_to_nfc(tmp_path):
-    path = tmp_path / "nfd.tsv"
-    path.write_text(unicodedata.normalize("NFD", "the girl.\tdas Mädchen.\t0-0 1-1 2-2\n"), "utf-8")
-    example = read_tsv(path)[0]
-    assert example == Example("the girl.", "das Mädchen.", ((0, 0), (1, 1), (2, 2)))
 
 
 def test_parse_alignment():

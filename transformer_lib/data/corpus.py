@@ -1,8 +1,11 @@
 """Sentence pairs, gold alignments, and the corpus files they come from.
 
-Tokenizing lives in :mod:`transformer_lib.data.text` (re-exported here). A corpus file is
-UTF-8 text (a leading byte-order mark is dropped, any line ending is accepted) with one
-pair per line; blank lines are skipped and both sides are normalised to NFC. A line is
+Tokenizing lives in :mod:`transformer_lib.data.text` (re-exported here). A corpus file is a
+regular file (not a pipe, device or folder) of UTF-8 text, read one line at a time: a leading
+byte-order mark is dropped, any line ending is accepted, a line holds at most
+:data:`MAX_LINE_CHARS` characters. Blank lines are skipped, both sides are normalised to NFC,
+and a header before the first pair is skipped: a line whose columns are all header names
+(``src``, ``source``, ``tgt``, ``target``, ``alignment``, ``id``; any case). A line is
 
 - ``source<TAB>target``;
 - ``source<TAB>target<TAB>third column``: the third column is the gold word alignment when
@@ -14,14 +17,17 @@ pair per line; blank lines are skipped and both sides are normalised to NFC. A l
   download, read as ``source<TAB>target`` (the ids are dropped).
 
 Anything else (one column, four columns without the two ids, five or more, an empty side,
-bytes that are not UTF-8) is a ``ValueError`` naming the file and the 1-based line.
+bytes that are not UTF-8, a NUL byte, a longer line) is a ``ValueError`` naming the file and
+the 1-based line; a UTF-16 or UTF-32 file is named as such, with the command that converts it.
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
-import io
+import itertools
 import re
+import stat
 import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -43,12 +49,38 @@ __all__ = [
     "alignment_matrix",
     "read_tsv",
     "load_split",
+    "MAX_LINE_CHARS",
 ]
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 SPLITS = ("train", "valid", "test", "longer")
 
 _PHARAOH = re.compile(r"\s*\d+-\d+(?:\s+\d+-\d+)*\s*")
+
+# A sentence pair is a few hundred characters; a file with no newline at all (a binary file,
+# a dump) must not be read into memory whole.
+MAX_LINE_CHARS = 1_000_000
+_HEADER_NAMES = frozenset({"src", "source", "tgt", "target", "alignment", "id"})
+_FILE_KINDS = {  # by stat.filemode()'s first letter
+    "d": "a directory",
+    "p": "a named pipe (FIFO)",
+    "c": "a character device",
+    "b": "a block device",
+    "s": "a socket",
+}
+_BOMS = (  # UTF-32's marks first: UTF-32LE's starts with UTF-16LE's
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+# UTF-16/32 without a mark: the NUL bytes beside each ASCII letter ("x" is any other byte).
+_NUL_SHAPES = (
+    ("x000", "UTF-32LE"),
+    ("000x", "UTF-32BE"),
+    ("x0x0", "UTF-16LE"),
+    ("0x0x", "UTF-16BE"),
+)
 
 
 class Example(NamedTuple):
@@ -100,18 +132,70 @@ def _link_outside(alignment: Iterable[tuple[int, int]], src_len: int, tgt_len: i
     return None
 
 
-def _lines(path: Path) -> Iterator[str]:
-    """The file's lines without line endings; bad bytes are an error naming the line."""
-    data = path.read_bytes()
+def _check_regular_file(path: Path) -> None:
+    """Refuse pipes, devices and folders: reading one may block forever or never end."""
+    mode = path.stat().st_mode  # before opening: opening a named pipe blocks
+    if not stat.S_ISREG(mode):
+        kind = _FILE_KINDS.get(stat.filemode(mode)[0], "not a regular file")
+        hint = "read_tsv reads a corpus saved on disk; save the stream to a file first."
+        fail(str(path), "a regular file", kind, hint)
+
+
+def _convert_hint(path: Path, encoding: str) -> str:
+    out = f"{path.stem}-utf8{path.suffix}"
+    return (
+        f"Convert it to UTF-8: `iconv -f {encoding} -t UTF-8 {path.name} > {out}`, or in Python "
+        f"read it with open(path, encoding={encoding.lower()!r}) and write it with encoding='utf-8'."
+    )
+
+
+def _check_not_wide(path: Path) -> None:
+    """Name UTF-16 and UTF-32 from the first bytes, before they show up as odd columns."""
+    with path.open("rb") as file:
+        head = file.read(4)
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            got = f"a {encoding} byte-order mark"
+            fail(str(path), "UTF-8 text", got, _convert_hint(path, encoding))
+    shape = "".join("0" if byte == 0 else "x" for byte in head)
+    for start, encoding in _NUL_SHAPES:
+        if shape.startswith(start):
+            got = f"NUL bytes between the letters, as in {encoding}"
+            fail(str(path), "UTF-8 text", got, _convert_hint(path, encoding))
+
+
+def _check_line(path: Path, number: int, line: str) -> None:
+    """A line as read by readline(MAX_LINE_CHARS + 1): not too long, NUL-free, UTF-8."""
+    where = f"{path}, line {number}"
+    if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+        hint = "Is this a corpus file? Sentence pairs are far shorter."
+        fail(where, f"at most {MAX_LINE_CHARS:,} characters long", "a longer line", hint)
+    if "\x00" in line:
+        got = f"a NUL byte at character {line.index(chr(0)) + 1}"
+        fail(where, "UTF-8 text", got, "Is it UTF-16? " + _convert_hint(path, "UTF-16"))
     try:
-        text = data.decode("utf-8-sig")  # -sig: drop a byte-order mark
-    except UnicodeDecodeError as error:
-        before = io.StringIO(data[: error.start].decode("utf-8-sig"), newline=None).read()
-        line, column = before.count("\n") + 1, len(before) - before.rfind("\n")
-        bad = data[error.start : error.end]
-        hint = "Re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)."
-        fail(f"{path}, line {line}", "UTF-8 text", f"bytes {bad!r} at character {column}", hint)
-    return (line.rstrip("\n") for line in io.StringIO(text, newline=None))
+        line.encode("utf-8")
+    except UnicodeEncodeError as error:  # a surrogate: bytes that errors="surrogateescape" kept
+        bad = line[error.start : error.end].encode("utf-8", "surrogateescape")
+        got = f"bytes {bad!r} at character {error.start + 1}"
+        fail(where, "UTF-8 text", got, "Is it Latin-1? " + _convert_hint(path, "latin1"))
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(1-based number, line without its ending), one line in memory at a time."""
+    _check_not_wide(path)
+    with path.open(encoding="utf-8-sig", errors="surrogateescape", newline=None) as file:
+        for number in itertools.count(1):
+            line = file.readline(MAX_LINE_CHARS + 1)  # bounded even if there is no newline
+            if not line:
+                return
+            _check_line(path, number, line)
+            yield number, line.rstrip("\n")
+
+
+def _is_header(line: str) -> bool:
+    columns = [column.strip().lower() for column in line.split("\t")]
+    return len(columns) >= 2 and set(columns) <= _HEADER_NAMES
 
 
 def _columns(path: Path, number: int, line: str) -> tuple[str, str, str]:
@@ -148,13 +232,15 @@ def _check_links(
 def read_tsv(path: str | Path) -> list[Example]:
     """Read a corpus file: ``source<TAB>target[<TAB>alignment or anything else]`` lines.
 
-    The module docstring gives the accepted formats. Raises ValueError naming the file
-    and 1-based line number of a malformed line, bad bytes or an out-of-range link.
+    The module docstring gives the accepted formats and the header rule. Raises ValueError,
+    naming the file and the 1-based line where there is one, for what is not a regular file,
+    text that is not UTF-8, a line too long or malformed, or an out-of-range link.
     """
     path = Path(path)
+    _check_regular_file(path)
     examples = []
-    for number, line in enumerate(_lines(path), start=1):
-        if not line.strip():
+    for number, line in _lines(path):
+        if not line.strip() or (not examples and _is_header(line)):  # a header: before any pair
             continue
         src, tgt, third = _columns(path, number, line)
         alignment = parse_alignment(third) if _PHARAOH.fullmatch(third) else None
