@@ -11,13 +11,17 @@ import os
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 import re  # noqa: E402
+import sys  # noqa: E402
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
 
 from transformer_lib import exercises as ex  # noqa: E402
+from transformer_lib import masks  # noqa: E402
 from transformer_lib.attention import scaled_dot_product_attention  # noqa: E402
-from transformer_lib.exercises._core import MESSAGE_WIDTH  # noqa: E402
+from transformer_lib.exercises._core import MESSAGE_WIDTH, _seeded_call  # noqa: E402
 
 ALL_CHECKS = [getattr(ex, name) for name in ex.__all__ if name.startswith("check_")]
 CATALOGUE = [
@@ -131,3 +135,60 @@ def test_the_module_docstring_lists_every_check_for_notebook_writers():
     for name in ex.__all__:
         if name.startswith("check_"):
             assert f"{name}(" in ex.__doc__, name
+
+
+@pytest.mark.parametrize("check", ALL_CHECKS, ids=lambda c: c.__name__)
+def test_sys_exit_in_the_students_code_is_reported_as_its_error(check):
+    def leaving(*args):
+        sys.exit(1)
+
+    with pytest.raises(ex.ExerciseFailed, match=r"`leaving` called sys.exit\(\)") as info:
+        check(leaving)
+    assert info.value.__suppress_context__
+
+
+@pytest.mark.parametrize("check", ALL_CHECKS[:3], ids=lambda c: c.__name__)
+def test_a_keyboard_interrupt_still_stops_the_cell(check):
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        check(interrupted)
+
+
+def test_each_call_gets_deep_copies_of_its_inputs():
+    """What one call edits in place, the next call (the reference's, a mistake's) never sees."""
+    table, pair, layer, numbers = (
+        {"rows": [torch.zeros(2)]},
+        (torch.zeros(1),),
+        nn.Linear(2, 2),
+        {1},
+    )
+    weight = layer.weight.detach().clone()
+
+    def edit_in_place(table, pair, layer, numbers):
+        table["rows"][0].add_(1), pair[0].add_(1), layer.weight.data.zero_(), numbers.add(2)
+        table["new"] = 1
+
+    _seeded_call(edit_in_place, (table, pair, layer, numbers))
+    assert list(table) == ["rows"] and table["rows"][0].eq(0).all() and pair[0].eq(0).all()
+    assert torch.equal(layer.weight, weight) and numbers == {1}
+
+
+ON_META = [
+    (
+        ex.check_scaled_dot_product_attention,
+        lambda q, k, v, m=None: tuple(
+            t.to("meta") for t in scaled_dot_product_attention(q, k, v, m)
+        ),
+    ),
+    (ex.check_padding_mask, lambda t, p: masks.padding_mask(t, p).to("meta")),
+    (ex.check_layer_norm, lambda x, g, b, eps=1e-5: F.layer_norm(x, (8,), g, b, eps).to("meta")),
+    (ex.check_label_smoothing, lambda *args: ex.check_label_smoothing.reference(*args).to("meta")),
+]
+
+
+@pytest.mark.parametrize(("check", "fn"), ON_META, ids=[c.__name__ for c, _ in ON_META])
+def test_a_result_on_another_device_is_named_like_a_wrong_dtype(check, fn):
+    with pytest.raises(ex.ExerciseFailed, match=r"wrong device: .*on meta; the check runs on cpu"):
+        check(fn)

@@ -11,7 +11,7 @@ import torch
 from transformer_lib import exercises as ex
 from transformer_lib import masks
 from transformer_lib.attention import scaled_dot_product_attention
-from transformer_lib.exercises import ch03_attention, ch03_scaled_attention, ch04_masking
+from transformer_lib.exercises import ch03_attention, ch03_scaled_attention, ch04_padding
 
 
 def softmax(x, dim):
@@ -84,6 +84,30 @@ def test_a_large_finite_fill_is_named_in_float16(fill):
         assert "without overflow" in message
 
 
+def float32_scale(q, k, v, mask=None):
+    """A tutorial's scale: a 1-element float32 tensor, which promotes float16 scores."""
+    return attention(q, k, v, mask, scale=torch.sqrt(torch.FloatTensor([q.size(-1)])))
+
+
+def test_a_float32_tensor_scale_is_named_in_float16_not_a_mask_bias():
+    with pytest.raises(ex.ExerciseFailed) as info:
+        ex.check_scaled_dot_product_attention(float32_scale)
+    message = str(info.value)
+    assert "the scale is a float32 tensor" in message and "mask bias" not in message
+
+
+def test_a_float32_result_from_float16_inputs_names_the_promotion():
+    def cast_back(q, k, v, mask=None):
+        out, weights = float32_scale(q.float(), k.float(), v.float(), mask)
+        return (out.to(v.dtype), weights) if q.dtype == torch.float16 else (out, weights)
+
+    with pytest.raises(
+        ex.ExerciseFailed,
+        match="the weights in float16: with float16 inputs a step .* turned float32",
+    ):
+        ex.check_scaled_dot_product_attention(cast_back)
+
+
 def test_a_dtype_aware_finite_fill_is_named_by_the_fully_masked_row():
     def finfo_min(q, k, v, mask=None):
         return attention(q, k, v, mask, fill=torch.finfo(q.dtype).min)
@@ -113,7 +137,7 @@ def test_the_causal_hint_for_an_excluded_diagonal_speaks_of_comparisons_not_tril
 
 
 def test_the_test_batch_is_padded_on_the_right_and_on_the_left():
-    tokens = ch04_masking._padded_tokens(7, 0)
+    tokens = ch04_padding._padded_tokens(7, 0)
     real = tokens != 0
     assert not real[:, -1].all() and not real[:, 0].all()  # a row ends, another starts, in pads
     # so masking padded queries instead of keys differs from masking them as well as keys
@@ -163,3 +187,26 @@ def test_a_wrong_answer_outside_the_catalogue_gets_a_sensible_message(check, fn,
         check(fn)
     hints = [m.hint for m in check.mistakes]
     assert not any(hint in str(info.value) for hint in hints), "a catalogue hint fired"
+
+
+def lengths_mask(tokens, pad_id):
+    """The tutorials' mask from the lengths: right for right padding only."""
+    lengths = (tokens != pad_id).sum(dim=1)  # (B,)
+    return (torch.arange(tokens.size(1)) < lengths[:, None])[:, None, None, :]
+
+
+def until_the_first_pad(tokens, pad_id):
+    return torch.cumprod((tokens != pad_id).long(), dim=1).bool()[:, None, None, :]
+
+
+@pytest.mark.parametrize(
+    ("check", "fn"),
+    [
+        (ex.check_padding_mask, lengths_mask),
+        (ex.check_padding_mask, until_the_first_pad),
+        (ex.check_target_mask, lambda t, p: lengths_mask(t, p) & causal_by_comparison(t.size(1))),
+    ],
+)
+def test_a_mask_right_for_right_padding_only_is_told_about_left_padding(check, fn):
+    with pytest.raises(ex.ExerciseFailed, match="must also work with left padding"):
+        check(fn)

@@ -201,6 +201,46 @@ def test_a_tensor_count_asks_for_an_int():
         ex.check_mha_parameter_count(lambda d, h: 4 * (d * d + d) + 1)
 
 
+@pytest.mark.parametrize(
+    ("count", "named"),
+    [
+        (lambda d, h: 4 * d * d + 2 * d, ("The biases are missing", "LayerNorm")),
+        (lambda d, h: 4 * (d * d + d) + 2 * d, ("LayerNorm",)),
+        (lambda d, h: 3 * d * d + 2 * d, ("The biases are missing", "W^O is missing", "LayerNorm")),
+    ],
+)
+def test_a_count_off_in_several_parts_names_each_part(count, named):
+    with pytest.raises(ex.ExerciseFailed) as info:
+        ex.check_mha_parameter_count(count)
+    message = str(info.value)
+    assert all(part in message for part in named), message
+    unnamed = {"The biases are missing", "W^O is missing", "LayerNorm"} - set(named)
+    assert not any(part in message for part in unnamed), message
+
+
+class MaskCleared(WithLibraryFunction):
+    """Ignores the mask by setting it to all True in place: the reference must not see that."""
+
+    def forward(self, query, key, value, mask=None):
+        if mask is not None:
+            mask.fill_(True)
+        return super().forward(query, key, value, mask)
+
+
+def test_a_layer_that_edits_the_mask_in_place_does_not_edit_the_references():
+    with pytest.raises(ex.ExerciseFailed, match="with a padding mask"):
+        ex.check_multi_head_attention(MaskCleared)
+
+
+def test_a_residual_that_switches_the_given_dropout_off_does_not_switch_off_the_references():
+    def without_dropout(x, sublayer, norm, dropout):
+        dropout.eval()  # edits the check's module: the reference must keep dropping
+        return norm(x + dropout(sublayer(x)))
+
+    with pytest.raises(ex.ExerciseFailed, match="you forgot the dropout"):
+        ex.check_residual_post_norm(without_dropout)
+
+
 def test_a_feed_forward_without_its_last_bias_gets_the_index_of_a_difference():
     with pytest.raises(ex.ExerciseFailed, match="differs from the reference: at index"):
         ex.check_feed_forward(lambda x, w1, b1, w2, b2: torch.relu(x @ w1.T + b1) @ w2.T)

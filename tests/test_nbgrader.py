@@ -4,7 +4,8 @@ The end-to-end test runs nbgrader's command line on a temporary course with its 
 SQLite database: generate_assignment for every notebook, then autograde, feedback and export
 for three submissions of notebook 04 (see `test_autograde_...` for why only that one). The
 Chinese edition (notebooks/zh_CN) carries the same metadata, and its notebook 04 grades the
-same in a course of its own, with the feedback in Chinese.
+same in a course of its own, with the feedback in Chinese. A submission whose cells replace
+the checks gets no point: graded cells load the checks afresh.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def test_every_exercise_carries_consistent_nbgrader_metadata(path):
     for i, j in zip(solutions, checks):
         assert meta[i] == nbgrader_metadata.solution_metadata(meta[i]["grade_id"])
         assert meta[j] == nbgrader_metadata.check_metadata(meta[i]["grade_id"])
-        assert _source(cells[j]).strip().startswith("exercises.check_"), f"cell {j}"
+        assert _source(cells[j]).startswith(nbgrader_metadata.GRADED_LOAD), f"cell {j}"
     ids = [m["grade_id"] for m in meta if m]
     assert len(ids) == len(set(ids)), f"grade_ids repeat: {ids}"
     assert all(m["schema_version"] == 3 for m in meta if m)
@@ -116,6 +117,7 @@ def test_the_tool_marks_solution_and_check_cells_and_is_idempotent(tmp_path, cap
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     assert cells[0]["metadata"]["nbgrader"] == nbgrader_metadata.solution_metadata("double")
     assert cells[2]["metadata"]["nbgrader"]["grade_id"] == "test_double"
+    assert _source(cells[2]) == nbgrader_metadata.GRADED_LOAD + CHECK  # the checks afresh
     assert (
         cells[2]["metadata"]["nbgrader"]["points"] == 1 and "nbgrader" not in cells[3]["metadata"]
     )
@@ -131,6 +133,7 @@ def test_the_tool_marks_solution_and_check_cells_and_is_idempotent(tmp_path, cap
         ([SOLUTION], "no check cell after"),
         ([SOLUTION, "assert double(2) == 4"], "single call `exercises.check_"),
         ([SOLUTION, CHECK + "\nprint('done')"], "single call `exercises.check_"),
+        ([SOLUTION, nbgrader_metadata.GRADED_LOAD + "print(1)"], "single call `exercises.check_"),
         (["### BEGIN SOLUTION\ny = 2\n### END SOLUTION\n", CHECK], "not inside a function body"),
         (["def f():\n    ### BEGIN SOLUTION\n    return 1\n", CHECK], "has no '### END SOLUTION'"),
         ([SOLUTION, "exercises.check_double(triple)"], "grades triple"),
@@ -204,7 +207,7 @@ def _answer(source: str, body: str | None = None) -> str:
 def _not_implemented(notebook) -> list[str]:
     """What each check of `notebook` says of a stub, in the course's language."""
     checks = [c.source for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")]
-    names = [re.fullmatch(r"exercises\.check_\w+\((\w+)\)", s.strip())[1] for s in checks]
+    names = [re.search(r"exercises\.check_\w+\((\w+)\)$", s.strip())[1] for s in checks]
     return [i18n._(NOT_IMPLEMENTED).format(name=f"`{name}`") for name in names]
 
 
@@ -268,20 +271,7 @@ def _grade_three_submissions(course: Path, edition: Path, lang: str, monkeypatch
         "untouched": nbformat.read(course / "release" / GRADED / name, as_version=4),
         "wrong": wrong,
     }
-    for student, notebook in submissions.items():
-        folder = course / "submitted" / student / GRADED
-        folder.mkdir(parents=True)
-        nbformat.write(notebook, folder / name)
-
-    _nbgrader(course, "autograde", GRADED)
-    _nbgrader(course, "generate_feedback", GRADED)
-    _nbgrader(course, "export")
-
-    with open(course / "grades.csv", newline="") as f:
-        rows = {row["student_id"]: row for row in csv.DictReader(f) if row["assignment"] == GRADED}
-    scores = {student: float(row["raw_score"]) for student, row in rows.items()}
-    assert scores == {"instructor": 3.0, "untouched": 0.0, "wrong": 2.0}
-    assert {float(row["max_score"]) for row in rows.values()} == {3.0}
+    assert _graded(course, submissions) == {"instructor": 3.0, "untouched": 0.0, "wrong": 2.0}
 
     # the feedback names the mistake with the check's own hint, in the course's language
     namespace = {"torch": __import__("torch")}
@@ -291,15 +281,34 @@ def _grade_three_submissions(course: Path, edition: Path, lang: str, monkeypatch
     hints = [i18n._(m.hint) for m in exercises.check_causal_mask.mistakes]
     assert any(hint in str(failed.value) for hint in hints), str(failed.value)
     assert i18n.has_cjk(str(failed.value)) == (lang == "zh_CN"), str(failed.value)
-    feedback = (course / "feedback" / "wrong" / GRADED / f"{GRADED}.html").read_text()
-    # the message as the student saw it: broken into lines, the name in a coloured span
-    shown = html.unescape(re.sub(r"<[^>]+>", " ", feedback))
-    assert _unwrapped(str(failed.value)) in _unwrapped(shown)
-    untouched = (course / "feedback" / "untouched" / GRADED / f"{GRADED}.html").read_text()
-    shown = html.unescape(re.sub(r"<[^>]+>", " ", untouched))
+    assert _unwrapped(str(failed.value)) in _unwrapped(_feedback(course, "wrong"))
+    shown = _feedback(course, "untouched")
     stubs = _not_implemented(submissions["untouched"])
     assert len(stubs) == 3 and all(_unwrapped(stub) in _unwrapped(shown) for stub in stubs)
-    assert "Traceback (most recent call last)" not in html.unescape(untouched)
+    assert "Traceback (most recent call last)" not in shown
+
+
+def _graded(course: Path, submissions: dict) -> dict[str, float]:
+    """Each notebook of `submissions` submitted as its student's notebook 04, autograded,
+    with feedback, and exported: each student's points out of 3."""
+    for student, notebook in submissions.items():
+        folder = course / "submitted" / student / GRADED
+        folder.mkdir(parents=True)
+        nbformat.write(notebook, folder / f"{GRADED}.ipynb")
+    _nbgrader(course, "autograde", GRADED)
+    _nbgrader(course, "generate_feedback", GRADED)
+    _nbgrader(course, "export")
+    with open(course / "grades.csv", newline="") as f:
+        rows = [row for row in csv.DictReader(f) if row["assignment"] == GRADED]
+    assert {float(row["max_score"]) for row in rows} == {3.0}
+    return {row["student_id"]: float(row["raw_score"]) for row in rows}
+
+
+def _feedback(course: Path, student: str) -> str:
+    """The text of `student`'s feedback page: a message as the student saw it, broken into
+    lines, the name in a coloured span."""
+    page = (course / "feedback" / student / GRADED / f"{GRADED}.html").read_text()
+    return html.unescape(re.sub(r"<[^>]+>", " ", page))
 
 
 @pytest.mark.slow
@@ -318,3 +327,38 @@ def test_the_chinese_edition_autogrades_with_feedback_in_chinese(zh_course, monk
     """The same three submissions of the Chinese notebook 04, autograded by a kernel with
     COURSE_LANG=zh_CN: the same points, and the checks' messages in Chinese."""
     _grade_three_submissions(zh_course, ZH_EDITION, "zh_CN", monkeypatch)
+
+
+# Lines in a student's solution cell that make a stub pass a check the notebook can reach
+# (tests/test_exercises_graded.py shows such cheats working there).
+CHEATS = {
+    "check_causal_mask": "import sys\n\nimport transformer_lib.exercises\n\n"
+    'sys.modules["transformer_lib.exercises"].check_causal_mask = lambda *a, **k: None',
+    "check_padding_mask": "import transformer_lib.exercises as E\n\n"
+    "E.check_padding_mask = lambda *a, **k: None",
+    "check_target_mask": "import types\n\n"
+    "exercises = types.SimpleNamespace(check_target_mask=lambda *a, **k: None)",
+}
+
+
+@pytest.mark.slow
+def test_autograde_gives_no_point_for_a_check_that_a_students_cell_replaced(tmp_path):
+    """Notebook 04 with its check cells as nbgrader_metadata.py writes them, submitted with a
+    stub and a line replacing the check in each solution cell: no point, and the feedback
+    shows what the checks loaded afresh said of each stub."""
+    source = tmp_path / "src" / f"{GRADED}.ipynb"
+    source.parent.mkdir()
+    (tmp_path / "course").mkdir()
+    notebook = json.loads((ROOT / "notebooks" / source.name).read_text(encoding="utf-8"))
+    source.write_text(nbgrader_metadata.dumps(nbgrader_metadata.with_metadata(notebook)), "utf-8")
+    course = _new_course(tmp_path / "course", [source])
+    released = nbformat.read(course / "release" / GRADED / source.name, as_version=4)
+    cheater = nbformat.read(course / "release" / GRADED / source.name, as_version=4)
+    for check, cheat in CHEATS.items():
+        index, _function = _exercise(cheater, check)
+        cheater.cells[index].source += "\n\n\n" + cheat
+    submissions = {"instructor": nbformat.read(source, as_version=4), "cheater": cheater}
+    assert _graded(course, submissions) == {"instructor": 3.0, "cheater": 0.0}
+    stubs = _not_implemented(released)
+    shown = _feedback(course, "cheater")
+    assert len(stubs) == 3 and all(_unwrapped(stub) in _unwrapped(shown) for stub in stubs)

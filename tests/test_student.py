@@ -165,7 +165,7 @@ def _unwrapped(text: str) -> str:
 
 def _not_implemented(check_cell) -> str:
     """What the check in `check_cell` says of a stub, in the course's language."""
-    (name,) = re.fullmatch(r"exercises\.check_\w+\((\w+)\)", check_cell.source.strip()).groups()
+    (name,) = re.search(r"exercises\.check_\w+\((\w+)\)$", check_cell.source.strip()).groups()
     return i18n._(NOT_IMPLEMENTED).format(name=f"`{name}`")
 
 

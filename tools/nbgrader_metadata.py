@@ -1,16 +1,20 @@
-"""Give every exercise its nbgrader cell metadata, read from the solution markers.
+"""Give every exercise its nbgrader cell metadata and its graded check, read from the markers.
 
 Usage: python tools/nbgrader_metadata.py [--check] [NOTEBOOK ...]   (default: notebooks/*.ipynb)
 
 An exercise is two code cells. The first holds the solution between ``### BEGIN SOLUTION``
 and ``### END SOLUTION``, inside a function body: it becomes an nbgrader *solution cell*.
-The next code cell (Markdown may come between) is its check, a single call
+The next code cell (Markdown may come between) is its check, a call
 ``exercises.check_x(function)``: it becomes an *autograded test cell* worth one point,
-locked so that students cannot change it. The solution cell's ``grade_id`` is the name of
-the function (or class) the check is given, and the check cell's is ``test_`` plus that
-name. Every other cell loses any nbgrader metadata it had.
+locked so that students cannot change it, and the tool puts the two lines of
+``GRADED_LOAD`` before the call, which load the checks afresh from the library's files
+(``transformer_lib/exercises/graded.py``): a check that a student's cell replaced is not
+the one that grades. The solution cell's ``grade_id`` is the name of the function (or
+class) the check is given, and the check cell's is ``test_`` plus that name. Every other
+cell loses any nbgrader metadata it had.
 
-Running it twice changes nothing; a notebook is rewritten only if its metadata changed.
+Running it twice changes nothing; a notebook is rewritten only if that changes its
+metadata or a check cell.
 A notebook whose exercises break the convention (a solution at the top level of a cell, no
 check cell after a solution, a marker in a Markdown cell, ...) is refused with the
 notebook and the cell named, and nothing is written. ``--check`` writes nothing and exits
@@ -27,6 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+GRADED_LOAD = (  # the checks, loaded afresh: see transformer_lib/exercises/graded.py
+    "import runpy\n"
+    "\n"
+    'exercises = runpy.run_module("transformer_lib.exercises.graded")["exercises"]\n'
+)
 SCHEMA_VERSION = 3  # nbgrader 0.9's cell metadata schema
 POINTS = 1
 
@@ -119,11 +128,16 @@ def _graded_names(tree: ast.Module, begins: list[int], where: str) -> list[str]:
     return names
 
 
-def _check_call(source: str, where: str) -> ast.Call:
+def _check_call(source: str, where: str) -> ast.Expr:
+    """The statement ``exercises.check_x(...)`` of a check cell: alone, or after the lines of
+    ``GRADED_LOAD``."""
     try:
         body = ast.parse(source).body
     except SyntaxError as error:
         raise StructureError(f"{where}: not valid Python ({error.msg})") from None
+    load = [ast.dump(node) for node in ast.parse(GRADED_LOAD).body]
+    if [ast.dump(node) for node in body[: len(load)]] == load:
+        body = body[len(load) :]
     call = body[0].value if len(body) == 1 and isinstance(body[0], ast.Expr) else None
     func = getattr(call, "func", None)
     if not (
@@ -136,7 +150,13 @@ def _check_call(source: str, where: str) -> ast.Call:
             f"{where}: the cell after a solution must be its check, a single call "
             "`exercises.check_...(function)`"
         )
-    return call
+    return body[0]
+
+
+def graded_source(source: str) -> str:
+    """A check cell's source as it must be: ``GRADED_LOAD``, then its call."""
+    statement = _check_call(source, "check cell")
+    return GRADED_LOAD + ast.get_source_segment(source, statement)
 
 
 def find_exercises(notebook: dict, name: str = "notebook") -> list[Exercise]:
@@ -162,7 +182,7 @@ def find_exercises(notebook: dict, name: str = "notebook") -> list[Exercise]:
         )
         if check is None:
             raise StructureError(f"{where}: no check cell after this solution")
-        call = _check_call(_source(cells[check]), _where(name, cells, check))
+        call = _check_call(_source(cells[check]), _where(name, cells, check)).value
         graded = call.args[0].id if call.args and isinstance(call.args[0], ast.Name) else None
         if graded not in holders:
             if graded is not None or len(holders) != 1:
@@ -178,7 +198,8 @@ def find_exercises(notebook: dict, name: str = "notebook") -> list[Exercise]:
 
 
 def with_metadata(notebook: dict, name: str = "notebook") -> dict:
-    """A copy of ``notebook`` whose nbgrader metadata is exactly that of its exercises."""
+    """A copy of ``notebook`` whose nbgrader metadata is exactly that of its exercises, and
+    whose check cells load the checks afresh (``GRADED_LOAD``)."""
     notebook = json.loads(json.dumps(notebook))
     exercises = find_exercises(notebook, name)
     for cell in notebook["cells"]:
@@ -186,7 +207,11 @@ def with_metadata(notebook: dict, name: str = "notebook") -> dict:
     for exercise in exercises:
         cells = notebook["cells"]
         cells[exercise.solution]["metadata"]["nbgrader"] = solution_metadata(exercise.grade_id)
-        cells[exercise.check]["metadata"]["nbgrader"] = check_metadata(exercise.grade_id)
+        check = cells[exercise.check]
+        check["metadata"]["nbgrader"] = check_metadata(exercise.grade_id)
+        graded = graded_source(_source(check))
+        if _source(check) != graded:
+            check["source"] = graded.splitlines(keepends=True)
     return notebook
 
 

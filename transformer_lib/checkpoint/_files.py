@@ -1,4 +1,4 @@
-"""The checkpoint folder's files: their names, the format tag, writing and reading them.
+"""A save's files: their names, the format tag, reading them and checking them.
 
 Every file is covered by a SHA-256 checked on load: ``checkpoint.json`` records the size
 and SHA-256 of each tensor file, and its own entry ``"sha256"`` is the SHA-256 of the rest
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import fields
 from pathlib import Path
 
@@ -28,6 +27,7 @@ MODEL_FILE, TRAINING_FILE, META_FILE = (
     "training.safetensors",
     "checkpoint.json",
 )
+FILES = (MODEL_FILE, TRAINING_FILE, META_FILE)
 DAMAGED = "The checkpoint is damaged or was not written by save_checkpoint(); save it again."
 _KINDS = {
     "an object": dict,
@@ -50,12 +50,8 @@ _TOP = [
 ]
 
 
-def write_file(folder: Path, name: str, data: bytes) -> dict:
-    """Write ``data`` to ``folder/name`` and flush it to disk; returns its size and SHA-256."""
-    with open(folder / name, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+def record(data: bytes) -> dict:
+    """A tensor file's entry in checkpoint.json: its size and SHA-256."""
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
@@ -127,10 +123,15 @@ def _check_structure(meta_path: Path, meta: dict) -> None:
         entry(meta_path, (key,), meta, kind, required)
     for alias in meta["aliases"]:
         entry(meta_path, ("aliases", alias), meta["aliases"], "a string")
-    for name, record in meta["files"].items():
-        entry(meta_path, ("files", name), meta["files"], "an object")
-        entry(meta_path, ("files", name, "bytes"), record, "an int")
-        entry(meta_path, ("files", name, "sha256"), record, "a string")
+    unknown = sorted(set(meta["files"]) - {MODEL_FILE, TRAINING_FILE})
+    if unknown:
+        expected = f"entries for {MODEL_FILE} and {TRAINING_FILE} only"
+        fail(f"{meta_path}['files']", expected, f"an entry {unknown[0]!r}", DAMAGED)
+    for name in (MODEL_FILE, TRAINING_FILE):
+        file = entry(meta_path, ("files", name), meta["files"], "an object", name == MODEL_FILE)
+        if file is not None:
+            entry(meta_path, ("files", name, "bytes"), file, "an int")
+            entry(meta_path, ("files", name, "sha256"), file, "a string")
     kinds = {"history": "an object", "seconds": "a number"}
     for field in fields(TrainState):
         entry(meta_path, ("state", field.name), meta["state"], kinds.get(field.name, "an int"))

@@ -8,7 +8,7 @@ import torch
 from torch.optim.lr_scheduler import LRScheduler
 
 from transformer_lib._checks import fail
-from transformer_lib.checkpoint._files import META_FILE, TRAINING_FILE, entry, read_tensors
+from transformer_lib.checkpoint._files import META_FILE, entry
 
 
 def training_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict, dict]:
@@ -34,12 +34,13 @@ def training_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict, dict]:
 def load_training(
     path: Path,
     meta: dict,
+    tensors: dict[str, torch.Tensor],
     optimizer: torch.optim.Optimizer,
     scheduler: LRScheduler | None,
     restore_rng: bool,
 ) -> None:
-    """Restore the optimizer (and scheduler, and with ``restore_rng`` the RNGs) in place."""
-    tensors = read_tensors(path, TRAINING_FILE, meta)
+    """Restore the optimizer (and scheduler, and with ``restore_rng`` the RNGs) in place from
+    the save in the folder ``path``: its ``meta`` and the ``tensors`` of training.safetensors."""
     saved = entry(path / META_FILE, ("optimizer",), meta, "an object")
     state: dict[int, dict] = {}
     for key, value in [*tensors.items(), *saved["scalars"].items()]:

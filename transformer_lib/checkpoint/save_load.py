@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -12,7 +10,7 @@ from safetensors.torch import save as save_tensors
 from torch import nn
 
 from transformer_lib._checks import check_model, fail
-from transformer_lib.checkpoint import _swap
+from transformer_lib.checkpoint import _store
 from transformer_lib.checkpoint._files import (
     DAMAGED,
     FORMAT,
@@ -22,7 +20,7 @@ from transformer_lib.checkpoint._files import (
     meta_bytes,
     read_meta,
     read_tensors,
-    write_file,
+    record,
 )
 from transformer_lib.checkpoint._training import load_training, training_tensors
 from transformer_lib.config import TransformerConfig
@@ -31,6 +29,8 @@ from transformer_lib.train import TrainState
 from transformer_lib.vocab import Vocab
 
 __all__ = ["Checkpoint", "save_checkpoint", "load_checkpoint", "resume"]
+
+_READS = 20  # how often a load follows LATEST to a newer save before it gives up
 
 
 @dataclass
@@ -80,11 +80,20 @@ def save_checkpoint(
     """Write ``model`` (and optionally the training state) to the folder ``path``, atomically.
 
     The model's ``config`` is stored with it, so :func:`load_checkpoint` can rebuild it;
-    ``vocabs`` is (src_vocab, tgt_vocab). Returns the folder's path.
+    ``vocabs`` is (src_vocab, tgt_vocab). Returns this save's folder inside ``path``: it
+    holds the checkpoint's files and loads like ``path`` until two later saves to ``path``
+    have replaced it (``path`` always loads the latest).
     """
-    path = Path(path)
+    path = Path(path).expanduser()
     if path.exists() and not path.is_dir():
         fail("path", "a folder for the checkpoint", f"the file {path}", error=FileExistsError)
+    if _store.is_save(path):
+        fail(
+            "path",
+            "a checkpoint folder, not one of the saves inside it",
+            str(path),
+            f"Save to {path.parent}.",
+        )
     check_model("model", model, "config")
     tensors, aliases = _weights(model)
     meta = {
@@ -94,30 +103,20 @@ def save_checkpoint(
         "state": asdict(state if state is not None else TrainState()),
         "src_vocab": vocabs[0].to_dict() if vocabs else None,
         "tgt_vocab": vocabs[1].to_dict() if vocabs else None,
-        "files": {},
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _swap.clean(path)  # what killed saves left (a displaced checkpoint is put back first)
-    temp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
-    temp.mkdir()
-    try:
-        _write(temp, meta, tensors, optimizer, scheduler)
-        _swap.publish(temp, path)
-    finally:  # temp now holds an unfinished new checkpoint or the replaced old one
-        shutil.rmtree(temp, ignore_errors=True)
-    return path
+    return _store.publish(path, _contents(meta, tensors, optimizer, scheduler))
 
 
-def _write(temp: Path, meta: dict, tensors: dict, optimizer, scheduler) -> None:
-    """The checkpoint's files into the folder ``temp``; checkpoint.json last (it vouches for
-    the rest), then the folder's entries flushed to disk."""
-    meta["files"][MODEL_FILE] = write_file(temp, MODEL_FILE, save_tensors(tensors))
+def _contents(meta: dict, tensors: dict, optimizer, scheduler) -> dict[str, bytes]:
+    """{file name: content} of the checkpoint; checkpoint.json records the others' hashes."""
+    files = {MODEL_FILE: save_tensors(tensors)}
     if optimizer is not None:
         training, meta["optimizer"] = training_tensors(optimizer)
-        meta["files"][TRAINING_FILE] = write_file(temp, TRAINING_FILE, save_tensors(training))
+        files[TRAINING_FILE] = save_tensors(training)
         meta["scheduler"] = scheduler.state_dict() if scheduler is not None else None
+    meta["files"] = {name: record(data) for name, data in files.items()}
     try:
-        data = meta_bytes(meta)
+        files[META_FILE] = meta_bytes(meta)
     except (TypeError, ValueError) as error:
         fail(
             "scheduler",
@@ -126,8 +125,7 @@ def _write(temp: Path, meta: dict, tensors: dict, optimizer, scheduler) -> None:
             "Use train.make_scheduler().",
             error=TypeError,
         )
-    write_file(temp, META_FILE, data)
-    _swap.sync_folder(temp)
+    return files
 
 
 def _config_differences(model: nn.Module, saved: dict, ignore: tuple[str, ...] = ()) -> list[str]:
@@ -173,17 +171,16 @@ def load_checkpoint(
     device: torch.device | str | None = None,
     restore_rng: bool = False,
 ) -> Checkpoint:
-    """Load a folder written by :func:`save_checkpoint`.
+    """Load the checkpoint at ``path``: a folder given to :func:`save_checkpoint`, or the save
+    folder it returned.
 
     Without ``model`` a ``Transformer`` is built from the saved config (on ``device``,
     default CPU). A given ``model`` must have the saved config (dropout aside) and the
     same tied weights. With ``optimizer``/``scheduler`` their state is restored too, and
     with ``restore_rng`` the random-number generators (for an exact resume).
     """
-    path = Path(path)
-    folder = _swap.current_folder(path)
-    meta = read_meta(folder)
-    weights = read_tensors(folder, MODEL_FILE, meta)
+    path = Path(path).expanduser()
+    folder, meta, weights, training = _read(path, optimizer is not None)
     for alias, name in meta["aliases"].items():
         if name in weights:
             weights[alias] = weights[name]
@@ -196,13 +193,31 @@ def load_checkpoint(
     _check_same_model(model, meta)
     model.load_state_dict(weights)
     if optimizer is not None:
-        load_training(folder, meta, optimizer, scheduler, restore_rng)
+        load_training(folder, meta, training, optimizer, scheduler, restore_rng)
     vocabs = [
         _built(folder, key, Vocab.from_dict, meta[key]) if meta[key] else None
         for key in ("src_vocab", "tgt_vocab")
     ]
     state = _built(folder, "state", TrainState, **meta["state"])
     return Checkpoint(model, config, vocabs[0], vocabs[1], state, path)
+
+
+def _read(path: Path, with_training: bool) -> tuple[Path, dict, dict, dict | None]:
+    """The current save's folder, checkpoint.json, weights and (``with_training``) training
+    tensors, each file checked. A save to ``path`` may remove the folder while it is read:
+    then ``LATEST`` names a newer save, read instead. A failure without that is the error."""
+    folder = _store.current_folder(path)
+    for attempt in range(_READS):
+        try:
+            meta = read_meta(folder)
+            weights = read_tensors(folder, MODEL_FILE, meta)
+            training = read_tensors(folder, TRAINING_FILE, meta) if with_training else None
+            return folder, meta, weights, training
+        except (OSError, ValueError):
+            newer = _store.current_folder(path)
+            if newer == folder or attempt == _READS - 1:
+                raise
+            folder = newer
 
 
 def _built(folder: Path, key: str, build, *args, **kwargs):

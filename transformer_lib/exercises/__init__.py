@@ -8,20 +8,25 @@ Each check carries its catalogue of known mistakes (``check.mistakes``): wrong c
 the way well-known tutorial code gets it wrong, each with a hint that says what to change.
 The check runs them on its own inputs, and when the student's result (or error) is the same
 as a mistake's, the student gets that mistake's hint. ``check.reference`` is the library's
-own answer in the student's signature: the expected result always comes from it. A stub
-that raises ``NotImplementedError`` gives "... is not implemented yet"; any other exception
-from the student's function becomes a short "... raised X: message", never a traceback from
-inside the library.
+own answer in the student's signature: the expected result always comes from it. Every
+call gets its own deep copies of the inputs, so an edit in place reaches no other call. A
+stub that raises ``NotImplementedError`` gives "... is not implemented yet", ``sys.exit()``
+"... called sys.exit()", and any other exception from the student's function a short
+"... raised X: message", never a traceback from inside the library (``KeyboardInterrupt``
+still stops the cell).
 
 Notebook convention: an exercise is a function (or class) cell whose solution lives inside
 the body, between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (nbgrader's markers), and
-right after it a check cell with exactly one ``exercises.check_...(...)`` call (nbgrader's
-autograded test cell). ``make student`` replaces the solution with
-``raise NotImplementedError(...)``, and the check then says "not implemented yet".
+right after it a check cell with one ``exercises.check_...(...)`` call (nbgrader's
+autograded test cell), after two lines that load the checks afresh (``graded``), so that a
+student's cell cannot have replaced them; ``tools/nbgrader_metadata.py`` writes them.
+``make student`` replaces the solution with ``raise NotImplementedError(...)``, and the
+check then says "not implemented yet".
 
 Layout: one or more modules per notebook (``ch00_introduction`` ... ``ch08_what_matters``),
-each check beside its catalogue; ``_core`` holds what they share (calling the student's
-function, comparing results, naming a mistake).
+each check beside its catalogue; ``_core`` (declaring a check, calling the student's
+function, messages) and ``_compare`` (comparing results, naming a mistake) hold what they
+share; ``graded`` loads them all afresh for grading.
 
 The checks, with the signature of the function they take (masks: bool, True = may attend):
 
@@ -68,14 +73,18 @@ The checks, with the signature of the function they take (masks: bool, True = ma
                                     zeros accepted there).  Names: forgotten √d_k, / d_k, × √d_k,
                                     √d_v, √S, softmax over the query axis, inverted or ignored
                                     mask, mask applied after softmax, masked scores 0, -1e9-style
-                                    finite fills, a float32 -1e9 mask bias, swapped return order,
-                                    output alone, k used instead of v, k.transpose(1, 2) on 4-D.
+                                    finite fills, a float32 -1e9 mask bias, a float32 tensor
+                                    scale, swapped return order, output alone, k used instead of
+                                    v, k.transpose(1, 2) on 4-D; a float32 result from float16.
 04 masking
     check_causal_mask(fn)           fn(T) -> bool (T, T) or (1, 1, T, T), True = may attend.
                                     Names: inverted (s > t), diagonal excluded (< for <=), upper
                                     triangle, nothing masked, float 0/1 and additive 0/-inf masks.
     check_padding_mask(fn)          fn(tokens (B, S), pad_id) -> bool (B, 1, 1, S); the batch is
                                     right- and left-padded.  Names: inverted, hard-coded pad 0,
+                                    a mask from the lengths (right padding only; any mask wrong
+                                    on the left-padded rows alone gets its hint, in
+                                    check_target_mask too),
                                     PyTorch's key_padding_mask (B, S), missing axes (B, S) and
                                     (B, 1, S), queries only (B, 1, S, 1) and (B, 1, S, S), keys
                                     AND queries (B, 1, S, S) and (B, S, S), the tutorials'
@@ -103,7 +112,8 @@ The checks, with the signature of the function they take (masks: bool, True = ma
                                     mask, merge without transpose, .view after transpose, no W^O.
     check_mha_parameter_count(fn)   fn(d_model, n_heads) -> int, parameters of multi-head
                                     attention with biases.  Names: no biases, no W^O, × n_heads,
-                                    one head's share, a float.
+                                    one head's share, a float; no biases, no W^O and an added
+                                    LayerNorm, alone or together.
 06 encoder and decoder
     check_layer_norm(fn)            fn(x (..., D), gamma (D,), beta (D,), eps=1e-5) -> like
                                     nn.LayerNorm.  Names: unbiased variance, std + eps, both,
@@ -170,11 +180,8 @@ from transformer_lib.exercises.ch02_positional_encoding import (
 )
 from transformer_lib.exercises.ch03_attention import check_attention_scores, check_softmax
 from transformer_lib.exercises.ch03_scaled_attention import check_scaled_dot_product_attention
-from transformer_lib.exercises.ch04_masking import (
-    check_causal_mask,
-    check_padding_mask,
-    check_target_mask,
-)
+from transformer_lib.exercises.ch04_masking import check_causal_mask
+from transformer_lib.exercises.ch04_padding import check_padding_mask, check_target_mask
 from transformer_lib.exercises.ch05_attention_layer import check_multi_head_attention
 from transformer_lib.exercises.ch05_multi_head_attention import (
     check_merge_heads,

@@ -1,15 +1,17 @@
-"""The machinery every exercise check shares: calling the student's function, comparing
-its result with the library's, and naming the first known mistake it matches.
+"""The machinery every exercise check shares: declaring a check, calling the student's
+function, and the messages a student reads. Comparing a result with the library's and
+naming the mistake it matches is :mod:`~transformer_lib.exercises._compare`.
 
 A check is declared with :func:`exercise`, which attaches the library's own answer
 (``check.reference``, a function with the student's signature) and the catalogue of known
 wrong answers (``check.mistakes``, :class:`Mistake`s: wrong code with the student's
 signature, and the hint it earns). The check builds its inputs with :func:`_generator`
-(seeded, on the CPU, never the global seed) and runs each case through :func:`_expect`:
-the student's function and the reference run on the same inputs; when they differ, each
-mistake runs on those inputs too, and the first whose result (or error) the student's
-equals gives its hint. ``tests/test_exercises.py`` runs every catalogue entry through its
-check and requires its own hint, so a hint that can never fire fails the tests.
+(seeded, on the CPU, never the global seed) and runs each case through ``_expect``:
+the student's function and the reference run on the same inputs, each call on its own
+copies (:func:`_seeded_call`); when they differ, each mistake runs on those inputs too, and
+the first whose result (or error) the student's equals gives its hint.
+``tests/test_exercises.py`` runs every catalogue entry through its check and requires its
+own hint, so a hint that can never fire fails the tests.
 
 The text a check hands to these helpers (``what``, a mistake's hint, ``hints``,
 ``fallback``, the message of :func:`_passed`) is English marked with ``N_`` (or ``_``):
@@ -19,12 +21,11 @@ still speaks the course's language (:mod:`transformer_lib.i18n`).
 
 from __future__ import annotations
 
-import math
+import copy
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 from transformer_lib.i18n import N_, _, has_cjk, wrap_cjk
@@ -55,10 +56,13 @@ def exercise(reference: Callable, mistakes: Sequence[Mistake]) -> Callable:
     return attach
 
 
-RTOL, ATOL = 1e-4, 1e-5
 NOT_IMPLEMENTED = N_(
     "{name} is not implemented yet: replace the `raise NotImplementedError(...)` line with "
     "your solution and run the cell again."
+)
+EXITED = N_(
+    "{name} called sys.exit() (or exit()), which would end the program: a function returns "
+    "its result instead."
 )
 SHAPE_HINT = N_("Hint: print the shapes of the tensors you combine.")
 TRANSPOSE_HINT = N_(
@@ -132,11 +136,14 @@ def _name(fn) -> str:
 
 
 def _seeded_call(fn: Callable, args: tuple):
-    """``fn`` on copies of ``args``, under a fixed RNG seed that leaves the global one as it was.
+    """``fn`` on its own copies of ``args``, under a fixed RNG seed that leaves the global one
+    as it was.
 
-    The same seed for the student's call and each mistake's: dropout drops the same entries.
+    Deep copies (tensors, also inside lists, dicts and dataclasses; modules): code that edits
+    an input in place cannot change what the reference or a mistake sees next. The same seed
+    for the student's call and each mistake's: dropout drops the same entries.
     """
-    args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+    args = copy.deepcopy(args)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(SEED)
         return fn(*args)
@@ -174,6 +181,8 @@ def _call(
         return _seeded_call(fn, args)
     except NotImplementedError:
         raise ExerciseFailed(_(NOT_IMPLEMENTED).format(name=_name(fn))) from None
+    except SystemExit:  # the student's error; KeyboardInterrupt is not caught: it stops the cell
+        raise ExerciseFailed(_(EXITED).format(name=_name(fn))) from None
     except Exception as error:  # any bug in the student's code, reported briefly
         text = str(error)
         known = next((m.hint for m in mistakes if _raises_like(m.fn, args, error)), "")
@@ -184,168 +193,6 @@ def _call(
             name=_name(fn), error=type(error).__name__, text=_first_line(text), hint=_as_hint(extra)
         )
         raise ExerciseFailed(message.strip()) from None
-
-
-def _tensor(
-    got,
-    what: str,
-    shape: tuple[int, ...],
-    letters: str,
-    dtype: torch.dtype | None = torch.float32,
-    shape_hints: dict | None = None,
-) -> torch.Tensor:
-    """Check the type, shape and dtype of a result; return it detached on the CPU."""
-    __tracebackhide__ = True
-    expected = f"{letters}={tuple(shape)}"
-    if not isinstance(got, torch.Tensor):
-        raise ExerciseFailed(
-            _("{what} must be a torch.Tensor of shape {expected}; got {kind}.").format(
-                what=_shown(what), expected=expected, kind=type(got).__name__
-            )
-        )
-    if tuple(got.shape) != tuple(shape):
-        hint = (shape_hints or {}).get(tuple(got.shape), SHAPE_HINT)
-        raise ExerciseFailed(
-            _("wrong shape: {what} must be {expected}; got {shape}. {hint}").format(
-                what=_shown(what), expected=expected, shape=tuple(got.shape), hint=_shown(hint)
-            )
-        )
-    if dtype is not None and got.dtype != dtype:
-        raise ExerciseFailed(
-            _("wrong dtype: {what} must be {expected}; got {dtype}.").format(
-                what=_shown(what), expected=dtype, dtype=got.dtype
-            )
-        )
-    return got.detach().cpu()
-
-
-def _same(got: torch.Tensor, expected: torch.Tensor) -> bool:
-    if got.shape != expected.shape:
-        return False
-    if got.dtype == torch.bool or expected.dtype == torch.bool:
-        return torch.equal(got.bool(), expected.bool())
-    return torch.allclose(got.double(), expected.double(), rtol=RTOL, atol=ATOL, equal_nan=True)
-
-
-def _diagnose(what: str, got: torch.Tensor, expected: torch.Tensor, fallback: str = "") -> None:
-    """Pass if ``got`` matches ``expected``; else say where they differ, then ``fallback``."""
-    __tracebackhide__ = True
-    if _same(got, expected):
-        return
-    if torch.isnan(got.double()).any() and not torch.isnan(expected.double()).any():
-        message = _("{what} contains NaN. {fallback}").format(
-            what=_shown(what), fallback=_shown(fallback)
-        )
-        raise ExerciseFailed(message.strip())
-    diff = (got.double() - expected.double()).abs().nan_to_num(float("inf"))
-    index = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
-    message = _(
-        "{what} differs from the reference: at index {index} you have {got}, "
-        "expected {expected}. {fallback}"
-    ).format(
-        what=_shown(what),
-        index=index,
-        got=f"{got[index].item():.4g}",
-        expected=f"{expected[index].item():.4g}",
-        fallback=_shown(fallback),
-    )
-    raise ExerciseFailed(message.strip())
-
-
-def _same_result(got, expected) -> bool:
-    """Equal results: same structure, types, shapes and dtypes, values within tolerance."""
-    if isinstance(got, (tuple, list)) or isinstance(expected, (tuple, list)):
-        return (
-            type(got) is type(expected)
-            and len(got) == len(expected)
-            and all(_same_result(a, b) for a, b in zip(got, expected))
-        )
-    if isinstance(got, torch.Tensor) and isinstance(expected, torch.Tensor):
-        return got.dtype == expected.dtype and _same(got.detach().cpu(), expected.detach().cpu())
-    if isinstance(got, (int, float)) and isinstance(expected, (int, float)):
-        same_kind = isinstance(got, bool) == isinstance(expected, bool) and (
-            isinstance(got, float) == isinstance(expected, float)
-        )
-        if not same_kind:
-            return False
-        if isinstance(got, int):  # counts and flags compare exactly
-            return got == expected
-        return math.isclose(got, expected, rel_tol=RTOL, abs_tol=ATOL)
-    if isinstance(got, np.ndarray) and isinstance(expected, np.ndarray):
-        return (
-            got.dtype == expected.dtype
-            and got.shape == expected.shape
-            and np.allclose(got, expected, rtol=RTOL, atol=ATOL, equal_nan=True)
-        )
-    return type(got) is type(expected) and got == expected
-
-
-def _matching_mistake(got, mistakes: Sequence[Mistake], args: tuple) -> Mistake | None:
-    """The first mistake that, run on ``args``, gives the student's result ``got``."""
-    for mistake in mistakes:
-        try:
-            wrong = _seeded_call(mistake.fn, args)
-        except Exception:  # a mistake that crashes on these inputs matches no result
-            continue
-        if _same_result(got, wrong):
-            return mistake
-    return None
-
-
-def _expect(
-    what: str,
-    fn: Callable,
-    args: tuple,
-    reference: Callable,
-    mistakes: Sequence[Mistake] = (),
-    validate: Callable | None = None,
-    fallback: str = "",
-    hints: tuple[tuple[str, str], ...] = (),
-):
-    """One case of a check: ``fn(*args)`` must equal ``reference(*args)``; return the result.
-
-    When it does not, the first mistake giving the same result names the error; else
-    ``validate(got)`` (type, shape, dtype; it returns the tensor to compare) raises its
-    message, and the values are compared (see :func:`_diagnose`) with ``fallback`` added.
-    """
-    __tracebackhide__ = True
-    got = _call(fn, *args, hints=hints, mistakes=mistakes)
-    expected = _seeded_call(reference, args)
-    if _same_result(got, expected):
-        return got
-    mistake = _matching_mistake(got, mistakes, args)
-    if mistake is not None:
-        raise ExerciseFailed(_("{what}: {hint}").format(what=_shown(what), hint=_(mistake.hint)))
-    compared = validate(got) if validate else got
-    if isinstance(compared, torch.Tensor) and isinstance(expected, torch.Tensor):
-        _diagnose(what, compared.detach().cpu(), expected.detach().cpu(), fallback=fallback)
-    message = _("{what} differs from the reference. {fallback}").format(
-        what=_shown(what), fallback=_shown(fallback)
-    )
-    raise ExerciseFailed(message.strip())
-
-
-def _number(expected: float, what: str, fallback: str) -> Callable:
-    """A ``validate`` for checks whose answer is one number: says what came and what was due."""
-
-    def validate(got) -> None:
-        __tracebackhide__ = True
-        if isinstance(got, bool) or not isinstance(got, (int, float)):
-            raise ExerciseFailed(
-                _("{what} must be a number (float); got {kind}.").format(
-                    what=_shown(what), kind=type(got).__name__
-                )
-            )
-        raise ExerciseFailed(
-            _("{what}: you returned {got}, expected {expected}. {fallback}").format(
-                what=_shown(what),
-                got=f"{got:.6g}",
-                expected=f"{expected:.6g}",
-                fallback=_shown(fallback),
-            )
-        )
-
-    return validate
 
 
 def _passed(message: str) -> None:

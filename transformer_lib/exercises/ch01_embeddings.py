@@ -10,7 +10,8 @@ import torch
 import torch.nn.functional as F
 
 from transformer_lib.embeddings import TokenEmbedding
-from transformer_lib.exercises._core import Mistake, _expect, _generator, _passed, _tensor, exercise
+from transformer_lib.exercises._compare import _expect, _tensor
+from transformer_lib.exercises._core import Mistake, _generator, _passed, exercise
 from transformer_lib.i18n import N_
 
 __all__ = ["check_embedding_lookup", "check_scaled_embedding"]

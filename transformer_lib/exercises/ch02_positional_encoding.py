@@ -10,7 +10,8 @@ from functools import partial
 import torch
 
 from transformer_lib.embeddings import sinusoidal_positional_encoding
-from transformer_lib.exercises._core import Mistake, _expect, _passed, _tensor, exercise
+from transformer_lib.exercises._compare import _expect, _tensor
+from transformer_lib.exercises._core import Mistake, _passed, exercise
 from transformer_lib.i18n import N_
 
 __all__ = ["check_positional_encoding", "check_pe_relative_shift"]

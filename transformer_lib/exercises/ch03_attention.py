@@ -14,14 +14,8 @@ from collections.abc import Callable
 import torch
 
 from transformer_lib.attention import attention_scores
-from transformer_lib.exercises._core import (
-    Mistake,
-    _expect,
-    _generator,
-    _passed,
-    _tensor,
-    exercise,
-)
+from transformer_lib.exercises._compare import _expect, _tensor
+from transformer_lib.exercises._core import Mistake, _generator, _passed, exercise
 from transformer_lib.i18n import N_, _
 
 __all__ = ["check_softmax", "check_attention_scores"]

@@ -13,17 +13,8 @@ from collections.abc import Callable
 import torch
 
 from transformer_lib.attention import scaled_dot_product_attention
-from transformer_lib.exercises._core import (
-    ExerciseFailed,
-    Mistake,
-    _call,
-    _diagnose,
-    _expect,
-    _name,
-    _passed,
-    _tensor,
-    exercise,
-)
+from transformer_lib.exercises._compare import _diagnose, _expect, _tensor
+from transformer_lib.exercises._core import ExerciseFailed, Mistake, _call, _name, _passed, exercise
 from transformer_lib.exercises.ch03_attention import _MATMUL_HINTS, _attention_inputs, _raw
 from transformer_lib.i18n import N_, _
 
@@ -117,6 +108,14 @@ ATTENTION_MISTAKES = (
         fill=-1e9,
         use="bias",
     ),
+    _turned(
+        N_(
+            "the scale is a float32 tensor, torch.sqrt(torch.FloatTensor([d_k])): a tensor with "
+            "an axis takes part in type promotion, so float16 scores divided by it become "
+            "float32. Divide by a Python number: math.sqrt(d_k) or q.size(-1) ** 0.5."
+        ),
+        scale=lambda q, k, v: torch.sqrt(torch.FloatTensor([q.size(-1)])),  # (1,) float32
+    ),
     Mistake(ORDER_HINT, lambda q, k, v, m=None: _attention(q, k, v, m)[::-1]),
     Mistake(
         N_("return a tuple (output, weights): the notebooks draw the weights."),
@@ -133,6 +132,14 @@ ATTENTION_MISTAKES = (
         ),
         lambda q, k, v, m=None: (q @ k.transpose(1, 2), None),  # crashes like the student's
     ),
+)
+PROMOTED = N_(
+    "with float16 inputs a step of your code turned float32: a float32 tensor in it (a scale "
+    "made with torch.FloatTensor or torch.tensor(...) without a dtype, a mask bias) promotes "
+    "the float16 scores. Use Python numbers, such as math.sqrt(d_k), and tensors of q.dtype."
+)
+_FLOAT16_HINTS = _MATMUL_HINTS + tuple(
+    (key, PROMOTED) for key in ("but found Half", "same dtype", "Half and Float", "Float and Half")
 )
 EMPTY_ROW = N_(
     "A query whose keys are all masked has nothing to attend to: the library gives it zero "
@@ -153,6 +160,7 @@ def check_scaled_dot_product_attention(fn: Callable) -> None:
     cases = [
         (N_("without a mask"), (q, k, v)),
         (N_("with a mask"), (q, k, v, mask)),
+        ("in float16", (q.half(), k.half(), v.half())),  # a float32 scale promotes even here
         ("in float16", (q.half(), k.half(), v.half(), mask)),  # masked_fill(-1e9) raises here
         (N_("with a fully masked query"), (q, k, v, empty)),  # -1e9 spreads weight on masked keys
     ]
@@ -203,9 +211,11 @@ def _pair(got, fn) -> tuple:
 def _float16_case(fn: Callable, args: tuple) -> None:
     """float16 inputs: the library's answer to half precision."""
     __tracebackhide__ = True
-    got = _pair(_call(fn, *args, hints=_MATMUL_HINTS, mistakes=ATTENTION_MISTAKES), fn)
+    got = _pair(_call(fn, *args, hints=_FLOAT16_HINTS, mistakes=ATTENTION_MISTAKES), fn)
     names = (N_("the output in float16"), N_("the weights in float16"))
     for what, value, expected in zip(names, got, scaled_dot_product_attention(*args)):
+        if isinstance(value, torch.Tensor) and value.dtype == torch.float32:
+            raise ExerciseFailed(_("{what}: {hint}").format(what=_(what), hint=_(PROMOTED)))
         value = _tensor(value, what, expected.shape, "like q", torch.float16)
         if not torch.allclose(value.float(), expected.float(), rtol=1e-2, atol=2e-3):
             raise ExerciseFailed(

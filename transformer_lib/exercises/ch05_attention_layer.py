@@ -14,7 +14,8 @@ from collections.abc import Callable
 import torch
 
 from transformer_lib.attention import MultiHeadAttention
-from transformer_lib.exercises._core import Mistake, _expect, _passed, exercise
+from transformer_lib.exercises._compare import _expect
+from transformer_lib.exercises._core import Mistake, _passed, exercise
 from transformer_lib.exercises.ch05_layer_runs import cases, check_layer, explain, runner, torch_run
 from transformer_lib.i18n import N_
 

@@ -16,14 +16,8 @@ import torch
 from torch import nn
 
 from transformer_lib.attention import MultiHeadAttention
-from transformer_lib.exercises._core import (
-    ExerciseFailed,
-    _call,
-    _diagnose,
-    _generator,
-    _same,
-    _tensor,
-)
+from transformer_lib.exercises._compare import _diagnose, _same, _tensor
+from transformer_lib.exercises._core import ExerciseFailed, _call, _generator
 from transformer_lib.i18n import N_, _
 from transformer_lib.masks import causal_mask, padding_mask
 from transformer_lib.reference import to_torch_attention, to_torch_attn_mask
@@ -81,8 +75,8 @@ def _student_run(cls: Callable, case: _Case) -> tuple:
     output = layer(*_qkv(leaves), case.mask)
     if not isinstance(output, torch.Tensor) or output.shape != case.grad.shape:
         return (output,)  # not a (B, T, D) tensor: the check explains it
-    if not output.is_floating_point():
-        return (output,)
+    if not output.is_floating_point() or output.device != case.grad.device:
+        return (output,)  # no backward: the check names the dtype or the device
     return _backward(output, case.grad, leaves, params)
 
 

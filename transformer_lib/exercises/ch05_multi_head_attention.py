@@ -6,6 +6,7 @@ The whole layer, checked against ``nn.MultiheadAttention``, is in
 
 from __future__ import annotations
 
+import itertools
 import numbers
 from collections.abc import Callable
 from functools import partial
@@ -13,15 +14,8 @@ from functools import partial
 import torch
 
 from transformer_lib.attention import MultiHeadAttention
-from transformer_lib.exercises._core import (
-    ExerciseFailed,
-    Mistake,
-    _expect,
-    _generator,
-    _passed,
-    _tensor,
-    exercise,
-)
+from transformer_lib.exercises._compare import _expect, _tensor
+from transformer_lib.exercises._core import ExerciseFailed, Mistake, _generator, _passed, exercise
 from transformer_lib.i18n import N_, _
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_mha_parameter_count"]
@@ -183,8 +177,28 @@ MHA_PARAMETER_COUNT_MISTAKES = (
 )
 
 
-def _count(got, expected: int, what: str):
-    """Explain a wrong count: not an int, or another number."""
+_NO_BIASES = N_("The biases are missing: each of the 4 nn.Linear(D, D) layers has D of them.")
+_NO_W_O = N_("W^O is missing: there are 4 projections, W^Q, W^K, W^V and the output W^O.")
+_ADDED_NORM = N_(
+    "You added a LayerNorm's 2·D parameters (gamma and beta): multi-head attention has none; "
+    "the norm belongs to the residual connection around it (§3.1)."
+)
+
+
+def _wrong_parts(got: int, d: int) -> list[str]:
+    """The hints for what the count ``got`` left out or added, if it is the right count
+    without the biases, without W^O or with a LayerNorm, or several of these; else []."""
+    for no_biases, no_w_o, norm in itertools.product((False, True), repeat=3):
+        projections = 3 if no_w_o else 4
+        count = projections * (d * d + (0 if no_biases else d)) + (2 * d if norm else 0)
+        if count == got:
+            wrong = (no_biases, no_w_o, norm)
+            return [hint for hint, on in zip((_NO_BIASES, _NO_W_O, _ADDED_NORM), wrong) if on]
+    return []
+
+
+def _count(got, expected: int, d_model: int, what: str):
+    """Explain a wrong count: not an int, the parts left out or added, or another number."""
     if isinstance(got, torch.Tensor) and got.numel() == 1:
         raise ExerciseFailed(
             _("{what}: return a Python int; call .item() on your tensor.").format(what=what)
@@ -195,11 +209,12 @@ def _count(got, expected: int, what: str):
                 what=what, type=type(got).__name__, value=repr(got)
             )
         )
+    hints = " ".join(_(hint) for hint in _wrong_parts(got, d_model))
+    hints = hints or _("Count the weights and biases of W^Q, W^K, W^V and W^O.")
     raise ExerciseFailed(
-        _(
-            "{what}: you counted {got}; expected {expected}. Count the weights and biases "
-            "of W^Q, W^K, W^V and W^O."
-        ).format(what=what, got=f"{got:,}", expected=f"{expected:,}")
+        _("{what}: you counted {got}; expected {expected}. {hints}").format(
+            what=what, got=f"{got:,}", expected=f"{expected:,}", hints=hints
+        )
     )
 
 
@@ -217,6 +232,8 @@ def check_mha_parameter_count(fn: Callable) -> None:
             (d_model, n_heads),
             _parameter_count,
             MHA_PARAMETER_COUNT_MISTAKES,
-            validate=partial(_count, expected=_parameter_count(d_model, n_heads), what=what),
+            validate=partial(
+                _count, expected=_parameter_count(d_model, n_heads), d_model=d_model, what=what
+            ),
         )
     _passed(N_("parameter count: right, and the same for any number of heads."))

@@ -12,7 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call
 
-from transformer_lib.exercises._core import Mistake, _expect, _generator, _passed, _tensor, exercise
+from transformer_lib.exercises._compare import _expect, _tensor
+from transformer_lib.exercises._core import Mistake, _generator, _passed, exercise
 from transformer_lib.i18n import N_
 from transformer_lib.layers import FeedForward
 

@@ -16,7 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from transformer_lib.exercises._core import Mistake, _expect, _generator, _passed, _tensor, exercise
+from transformer_lib.exercises._compare import _expect, _tensor
+from transformer_lib.exercises._core import Mistake, _generator, _passed, exercise
 from transformer_lib.i18n import N_, _
 from transformer_lib.layers import sublayer_connection
 

@@ -10,7 +10,8 @@ import torch
 from torch import nn
 
 from transformer_lib.decode import greedy_decode, length_penalty
-from transformer_lib.exercises._core import Mistake, _expect, _number, _passed, _tensor, exercise
+from transformer_lib.exercises._compare import _expect, _number, _tensor
+from transformer_lib.exercises._core import Mistake, _passed, exercise
 from transformer_lib.i18n import N_, _
 from transformer_lib.masks import padding_mask
 from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID

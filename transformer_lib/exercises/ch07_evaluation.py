@@ -7,7 +7,8 @@ from collections.abc import Callable
 from functools import partial
 
 from transformer_lib.evaluate import alignment_error_rate
-from transformer_lib.exercises._core import Mistake, _expect, _number, _passed, exercise
+from transformer_lib.exercises._compare import _expect, _number
+from transformer_lib.exercises._core import Mistake, _passed, exercise
 from transformer_lib.i18n import N_, _
 
 __all__ = ["check_alignment_error_rate"]

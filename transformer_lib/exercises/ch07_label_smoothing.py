@@ -10,15 +10,8 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 
-from transformer_lib.exercises._core import (
-    ExerciseFailed,
-    Mistake,
-    _expect,
-    _generator,
-    _passed,
-    _tensor,
-    exercise,
-)
+from transformer_lib.exercises._compare import _expect, _tensor
+from transformer_lib.exercises._core import ExerciseFailed, Mistake, _generator, _passed, exercise
 from transformer_lib.i18n import N_, _
 from transformer_lib.train import label_smoothed_cross_entropy
 

@@ -9,13 +9,8 @@ from functools import partial
 
 import torch
 
-from transformer_lib.exercises._core import (
-    Mistake,
-    _expect,
-    _number,
-    _passed,
-    exercise,
-)
+from transformer_lib.exercises._compare import _expect, _number
+from transformer_lib.exercises._core import Mistake, _passed, exercise
 from transformer_lib.i18n import N_, _
 from transformer_lib.train import make_scheduler
 
@@ -119,12 +114,12 @@ _CRASH_HINTS = tuple(
 
 
 def _as_float(fn: Callable) -> Callable:
-    """``fn`` with a 0-dim tensor (or NumPy) result turned into a Python float."""
+    """``fn`` with a 0-dim CPU tensor (or NumPy) result turned into a Python float."""
 
     @functools.wraps(fn)
     def wrapper(*args):
         value = fn(*args)
-        if isinstance(value, torch.Tensor) and value.numel() == 1:
+        if isinstance(value, torch.Tensor) and value.numel() == 1 and value.device.type == "cpu":
             return float(value.item())
         return float(value) if type(value).__module__ == "numpy" else value
 

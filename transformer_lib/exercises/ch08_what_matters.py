@@ -9,7 +9,8 @@ import statistics
 from collections.abc import Callable
 
 from transformer_lib.ablation import clearly_better
-from transformer_lib.exercises._core import Mistake, _expect, _number, _passed, exercise
+from transformer_lib.exercises._compare import _expect, _number
+from transformer_lib.exercises._core import Mistake, _passed, exercise
 from transformer_lib.i18n import N_, _
 
 __all__ = ["check_xavier_bound", "check_clearly_better"]
