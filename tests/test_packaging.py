@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -35,47 +36,8 @@ def load_pyproject() -> dict:
         return tomllib.load(f)
 
 
-def parse_simple_yaml(text: str) -> dict:
-    """Read the subset of YAML that environment.yml uses (used when PyYAML is missing).
-
-    Top-level `key: value` and `key:` followed by `- item` lines, where an item may
-    itself be `name:` followed by a deeper `- item` list (conda's `- pip:` section).
-    """
-    data: dict = {}
-    key = None  # current top-level key holding a list
-    sublist = None  # current nested list, e.g. the pip section
-    sub_indent = -1
-    for raw in text.splitlines():
-        line = re.sub(r"(^|\s)#.*$", "", raw).rstrip()
-        if not line.strip():
-            continue
-        indent = len(line) - len(line.lstrip())
-        body = line.strip()
-        if indent == 0:
-            name, _, value = body.partition(":")
-            key, sublist = name.strip(), None
-            data[key] = value.strip() if value.strip() else []
-        elif body.startswith("- "):
-            item = body[2:].strip()
-            if sublist is not None and indent > sub_indent:
-                sublist.append(item)
-                continue
-            if item.endswith(":"):
-                sublist, sub_indent = [], indent
-                data[key].append({item[:-1]: sublist})
-            else:
-                sublist = None
-                data[key].append(item)
-    return data
-
-
 def load_environment() -> dict:
-    text = (ROOT / "environment.yml").read_text()
-    try:
-        import yaml
-    except ImportError:
-        return parse_simple_yaml(text)
-    return yaml.safe_load(text)
+    return yaml.safe_load((ROOT / "environment.yml").read_text())
 
 
 def env_conda_deps(env: dict) -> list[str]:
@@ -238,15 +200,6 @@ def test_pins_apply_to_the_python_running_the_tests():
 def test_package_discovery_is_limited_to_transformer_lib():
     find = load_pyproject()["tool"]["setuptools"]["packages"]["find"]
     assert find["include"] == ["transformer_lib*"]
-
-
-# --- the simple YAML reader, against PyYAML -------------------------------------------
-
-
-def test_simple_yaml_reader_agrees_with_pyyaml():
-    yaml = pytest.importorskip("yaml")
-    text = (ROOT / "environment.yml").read_text()
-    assert parse_simple_yaml(text) == yaml.safe_load(text)
 
 
 # --- CI and nbval ----------------------------------------------------------------------
