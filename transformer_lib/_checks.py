@@ -157,28 +157,6 @@ def check_alpha(alpha: object) -> None:
     )
 
 
-def check_vocabularies(model: object, src_vocab: object, tgt_vocab: object) -> None:
-    """The vocabularies must be the ones the model was built for: at least their sizes match."""
-    from transformer_lib.vocab import Vocab  # vocab imports this module
-
-    check_model("model", model, "src_vocab_size", "tgt_vocab_size")
-    sizes = {"src_vocab": model.src_vocab_size, "tgt_vocab": model.tgt_vocab_size}
-    for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
-        if not isinstance(vocab, Vocab):
-            fail(name, "a transformer_lib.vocab.Vocab", type(vocab).__name__, error=TypeError)
-    swapped = (len(src_vocab), len(tgt_vocab)) == (sizes["tgt_vocab"], sizes["src_vocab"])
-    for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
-        if len(vocab) != sizes[name]:
-            fail(
-                name,
-                f"a vocabulary of the model's {name[:3]}_vocab_size={sizes[name]} tokens",
-                f"{len(vocab)} tokens",
-                "Were src_vocab and tgt_vocab passed in the wrong order?"
-                if swapped
-                else "Use the vocabularies the model was trained with.",
-            )
-
-
 def check_width(name: str, x: object, d_model: int, shape_hint: str) -> None:
     """A (B, L, D) floating-point tensor of width d_model."""
     check_tensor(name, x, ndim=3, floating=True, shape_hint=shape_hint)

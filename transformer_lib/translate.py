@@ -23,13 +23,12 @@ from transformer_lib._checks import (
     check_length,
     check_model,
     check_output_length,
-    check_vocabularies,
     fail,
 )
 from transformer_lib.attention import AttentionWeights
 from transformer_lib.data import detokenize, tokenize
 from transformer_lib.decode import beam_search, greedy_decode, inference_mode
-from transformer_lib.vocab import BOS_ID, EOS_ID, Vocab
+from transformer_lib.vocab import BOS_ID, EOS_ID, Vocab, check_vocabularies
 
 __all__ = ["Translation", "cross_attention", "translate"]
 

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 import torch
 
-from transformer_lib._checks import check_int, check_tensor, fail
+from transformer_lib._checks import check_int, check_model, check_tensor, fail
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 SPECIALS = (PAD, UNK, BOS, EOS)
@@ -161,6 +161,26 @@ class Vocab:
     @classmethod
     def from_json(cls, text: str) -> Vocab:
         return cls.from_dict(json.loads(text))
+
+
+def check_vocabularies(model: object, src_vocab: object, tgt_vocab: object) -> None:
+    """The vocabularies must be the ones the model was built for: at least their sizes match."""
+    check_model("model", model, "src_vocab_size", "tgt_vocab_size")
+    sizes = {"src_vocab": model.src_vocab_size, "tgt_vocab": model.tgt_vocab_size}
+    for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
+        if not isinstance(vocab, Vocab):
+            fail(name, "a transformer_lib.vocab.Vocab", type(vocab).__name__, error=TypeError)
+    swapped = (len(src_vocab), len(tgt_vocab)) == (sizes["tgt_vocab"], sizes["src_vocab"])
+    for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
+        if len(vocab) != sizes[name]:
+            fail(
+                name,
+                f"a vocabulary of the model's {name[:3]}_vocab_size={sizes[name]} tokens",
+                f"{len(vocab)} tokens",
+                "Were src_vocab and tgt_vocab passed in the wrong order?"
+                if swapped
+                else "Use the vocabularies the model was trained with.",
+            )
 
 
 def _fail_tokens(name: str, got: object, expected: str = "a list of str tokens") -> NoReturn:

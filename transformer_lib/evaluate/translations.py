@@ -12,12 +12,12 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from transformer_lib._checks import check_model, check_vocabularies, fail
+from transformer_lib._checks import check_model, fail
 from transformer_lib.data import collate, encode_pairs, tokenize
 from transformer_lib.evaluate.alignment import alignment_error_rate, attention_alignment
 from transformer_lib.evaluate.bleu import corpus_bleu, exact_match
 from transformer_lib.translate import cross_attention, translate
-from transformer_lib.vocab import Vocab
+from transformer_lib.vocab import Vocab, check_vocabularies
 
 __all__ = ["reference_attention", "evaluate_translations"]
 
