@@ -1,4 +1,8 @@
-"""Where a training run stands: what ``train`` updates and a checkpoint stores."""
+"""Where a training run stands: what ``train`` updates and a checkpoint stores.
+
+Its own module, below both ``train`` and ``checkpoint``: ``train`` writes checkpoints, so
+``checkpoint`` must not import the ``train`` package back.
+"""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_tensors
 
 from transformer_lib._checks import fail
-from transformer_lib.train import TrainState
+from transformer_lib.train_state import TrainState
 
 FORMAT = "transformer_lib.checkpoint/2"  # /2 adds the JSON's own checksum
 LEGACY_FORMAT = "transformer_lib.checkpoint/1"  # still loaded; its JSON is unchecked

@@ -25,7 +25,7 @@ from transformer_lib.checkpoint._files import (
 from transformer_lib.checkpoint._training import load_training, training_tensors
 from transformer_lib.config import TransformerConfig
 from transformer_lib.model import Transformer
-from transformer_lib.train import TrainState
+from transformer_lib.train_state import TrainState
 from transformer_lib.vocab import Vocab
 
 __all__ = ["Checkpoint", "save_checkpoint", "load_checkpoint", "resume"]

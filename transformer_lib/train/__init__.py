@@ -8,14 +8,15 @@ resuming from it is :mod:`transformer_lib.checkpoint`'s job.
 Shapes:
     B batch, S source length, T target length, V target vocabulary.
 
-Modules: ``loss`` (label smoothing), ``schedule`` (the learning rate and Adam), ``state``
-(``TrainState``), ``loop`` (``train``) and ``progress`` (its timing, log and callback).
+Modules: ``loss`` (label smoothing), ``schedule`` (the learning rate and Adam), ``loop``
+(``train``) and ``progress`` (its timing, log and callback); ``TrainState`` lives in
+:mod:`transformer_lib.train_state`, below this package and ``checkpoint``.
 """
 
 from transformer_lib.train.loop import train
 from transformer_lib.train.loss import label_smoothed_cross_entropy
 from transformer_lib.train.schedule import make_optimizer, make_scheduler, transformer_lr
-from transformer_lib.train.state import TrainState
+from transformer_lib.train_state import TrainState
 
 __all__ = [
     "TrainState",

@@ -1,4 +1,4 @@
-"""The training loop: where a run stands (:class:`TrainState`) and :func:`train`.
+"""The training loop: :func:`train`, which updates a :class:`TrainState` in place.
 
 Shapes:
     B batch, S source length, T target length, V target vocabulary.
@@ -16,9 +16,10 @@ from torch import nn
 from torch.optim.lr_scheduler import LRScheduler
 
 from transformer_lib._checks import check_int, check_model, fail
+from transformer_lib.checkpoint import save_checkpoint
 from transformer_lib.train.loss import label_smoothed_cross_entropy
 from transformer_lib.train.progress import Run
-from transformer_lib.train.state import TrainState
+from transformer_lib.train_state import TrainState
 
 __all__ = ["train"]
 
@@ -208,10 +209,6 @@ def _clip(model: nn.Module, clip_norm: float | None) -> torch.Tensor:
 
 def _save_checkpoint(path, model, optimizer, scheduler, state: TrainState, vocabs) -> None:
     """``train(checkpoint_dir=...)`` writes through :func:`checkpoint.save_checkpoint`."""
-    # Imported here, not at the top: checkpoint imports TrainState from this package, and
-    # importing back at load time would make the two modules depend on each other.
-    from transformer_lib.checkpoint import save_checkpoint
-
     params = [p.detach() for p in model.parameters()]
     finite = torch.stack([torch.isfinite(p).all() for p in params]).tolist()  # one sync
     if not all(finite):
