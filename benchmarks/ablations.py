@@ -50,12 +50,10 @@ from transformer_lib.ablation import (  # noqa: E402
     train_variant,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from translator_seeds import provenance, write_rows  # noqa: E402  (not a package)
+from _common import ABOUT, provenance, write_rows  # noqa: E402  (benchmarks/ is not a package)
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks/results/ablations.csv"
-ABOUT = ["command", "commit", "machine", "date"]
 
 
 def report(rows: list[dict], title: str, names: list[str]) -> list[str]:

@@ -27,14 +27,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from _common import ABOUT, ROOT, provenance, write_rows  # benchmarks/ is not a package
+
 OUT = ROOT / "benchmarks/results/cross_machine.csv"
 # variant -> evaluation steps: the baseline to the end of notebook 07's run, "1 head" to
 # step 200 as notebook 08 trains it live
 RUNS = {"notebook 07": [200, 400, 600, 800], "1 head": [200]}
 SEEDS = (0, 1, 2)
 METRICS = ["valid_bleu", "longer_bleu", "valid_aer"]
-ABOUT = ["command", "commit", "machine", "date"]
 FIELDS = ["kernels", "threads", "variant", "seed", "step", "loss", *METRICS, *ABOUT]
 
 
@@ -52,9 +52,6 @@ def train_here(path: Path, command: str) -> None:
     import torch
 
     from transformer_lib.ablation import Corpus, train_variant
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from translator_seeds import provenance, write_rows  # benchmarks/ is not a package
 
     threads = int(os.environ["OMP_NUM_THREADS"])
     torch.set_num_threads(threads)

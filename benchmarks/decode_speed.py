@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import sys
-import time
 from functools import partial
 
 import torch
@@ -32,6 +30,8 @@ from transformer_lib.data import build_vocabs, collate, encode_pairs, load_split
 from transformer_lib.decode import beam_search, greedy_decode
 from transformer_lib.model import Transformer
 from transformer_lib.vocab import EOS_ID
+
+from _common import print_peak_memory, timed  # benchmarks/ is not a package
 
 
 def build_model(src_size: int, tgt_size: int, max_len: int) -> Transformer:
@@ -43,27 +43,13 @@ def build_model(src_size: int, tgt_size: int, max_len: int) -> Transformer:
     return model.eval()
 
 
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
-def time_search(search, device: torch.device) -> tuple[float, torch.Tensor]:
-    """Seconds one search takes, and the tokens it returned."""
-    synchronize(device)
-    start = time.perf_counter()
-    tokens, _ = search()
-    synchronize(device)
-    return time.perf_counter() - start, tokens
-
-
 def compare(search, device: torch.device, repeats: int) -> dict[str, object]:
     """Interleaved runs of cache=False and cache=True (one warm-up each): medians, tokens."""
     times: dict[bool, list[float]] = {False: [], True: []}
     tokens: dict[bool, torch.Tensor] = {}
     for run in range(repeats + 1):
         for cache in (False, True):
-            seconds, tokens[cache] = time_search(partial(search, cache=cache), device)
+            seconds, (tokens[cache], _) = timed(partial(search, cache=cache), device)
             if run > 0:  # the first run warms up allocators and kernels
                 times[cache].append(seconds)
     return {
@@ -119,10 +105,7 @@ def main(argv: list[str] | None = None) -> None:
             values = (plain * 1e3, cached * 1e3, plain / cached, plain * 1e3 / n, cached * 1e3 / n)
             same = "yes" if result["identical"] else "NO"
             print(f"{name:8s} {length:4d} " + " ".join(f"{v:13.2f}" for v in values) + f"  {same}")
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    print(f"peak RSS: {rss / 1024:.0f} MiB")
-    if device.type == "cuda":
-        print(f"peak CUDA memory: {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB")
+    print_peak_memory(device.type == "cuda")
     if not all_identical:
         sys.exit("cache=True and cache=False gave different tokens")
 

@@ -10,16 +10,17 @@ machine noise hits both alike; we report medians and the ratio (ours / PyTorch's
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
 import sys
-import time
+from functools import partial
 
 import torch
 from torch import nn
 
 from transformer_lib import Transformer, TransformerConfig, get_device
 from transformer_lib.reference import TorchTransformer
+
+from _common import print_peak_memory, timed  # benchmarks/ is not a package
 
 
 def train_step(model, optimizer, src, tgt_in, tgt_out) -> None:
@@ -28,11 +29,6 @@ def train_step(model, optimizer, src, tgt_in, tgt_out) -> None:
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
-
-
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -71,12 +67,10 @@ def main(argv: list[str] | None = None) -> None:
     times: dict[str, list[float]] = {name: [] for name in models}
     for step in range(args.warmup + args.steps):
         for name, model in models.items():  # interleaved: noise hits both alike
-            synchronize(device)
-            start = time.perf_counter()
-            train_step(model, optimizers[name], src, tgt[:, :-1], tgt[:, 1:])
-            synchronize(device)
+            step_batch = partial(train_step, model, optimizers[name], src, tgt[:, :-1], tgt[:, 1:])
+            seconds, _ = timed(step_batch, device)
             if step >= args.warmup:
-                times[name].append(time.perf_counter() - start)
+                times[name].append(seconds)
 
     print(
         f"device={device} torch={torch.__version__} threads={torch.get_num_threads()} "
@@ -89,10 +83,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name:16s} median step {median * 1e3:8.2f} ms   {throughput[name]:10.0f} tokens/s")
     ratio = throughput["transformer_lib"] / throughput["nn.Transformer"]
     print(f"ratio transformer_lib / nn.Transformer (tokens/s): {ratio:.3f}")
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    print(f"peak RSS: {rss / 1024:.0f} MiB")
-    if device.type == "cuda":
-        print(f"peak CUDA memory: {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB")
+    print_peak_memory(device.type == "cuda")
 
 
 if __name__ == "__main__":

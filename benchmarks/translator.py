@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import sys
 
@@ -38,6 +37,8 @@ from transformer_lib.evaluate import evaluate_translations
 from transformer_lib.model import Transformer
 from transformer_lib.reference import TorchTransformer
 from transformer_lib.train import TrainState, make_optimizer, make_scheduler, train
+
+from _common import print_peak_memory  # benchmarks/ is not a package
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -174,10 +175,8 @@ def report(runs: dict, targets: list[float], splits: dict, src_vocab, tgt_vocab)
         if all(state.step != steps for _, steps, _ in run["reached"].values()):
             end = scores(run["model"], splits, src_vocab, tgt_vocab)
             print(f"{name} after {state.seconds:.0f} s ({state.step} steps): {end}")
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    print(f"peak RSS (whole process, both models): {rss / 1024:.0f} MiB")
-    if any(run["model"].output.weight.is_cuda for run in runs.values()):
-        print(f"peak CUDA memory: {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB")
+    cuda = any(run["model"].output.weight.is_cuda for run in runs.values())
+    print_peak_memory(cuda, "peak RSS (whole process, both models)")
 
 
 if __name__ == "__main__":

@@ -23,11 +23,7 @@ from __future__ import annotations
 
 import argparse
 import copy
-import csv
-import datetime
 import os
-import platform
-import subprocess
 import sys
 from pathlib import Path
 
@@ -47,7 +43,8 @@ from transformer_lib.model import Transformer
 from transformer_lib.train import TrainState, make_optimizer, make_scheduler, train
 from transformer_lib.translate import translate
 
-ROOT = Path(__file__).resolve().parents[1]
+from _common import ABOUT, ROOT, provenance, write_rows  # benchmarks/ is not a package
+
 # Notebook 07's recipe (sections 2, 3, 5 and 6 there say why each value).
 STEPS, WARMUP, PEAK_LR, MAX_TOKENS = RECIPE.steps, RECIPE.warmup, RECIPE.peak_lr, RECIPE.max_tokens
 KEEP_AT = (600, 700, 800)  # the checkpoints kept during training
@@ -65,10 +62,7 @@ FIELDS = [
     "test_low",
     "test_high",
     "final_loss",
-    "command",
-    "commit",
-    "machine",
-    "date",
+    *ABOUT,
 ]
 
 
@@ -127,34 +121,6 @@ def evaluate_seed(model, kept: dict, splits: dict, vocabs) -> dict:
     }
 
 
-def provenance(device) -> dict:
-    """Where the numbers come from: the command, the commit, the machine, the date."""
-    git = ["git", "-C", str(ROOT)]
-    commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
-    cpu = platform.machine()
-    if Path("/proc/cpuinfo").exists():
-        names = [
-            line for line in Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line
-        ]
-        cpu = names[0].split(":", 1)[1].strip() if names else cpu
-    return {
-        "command": " ".join(["python", *sys.argv]),
-        "commit": commit.stdout.strip() + ("+uncommitted" if dirty.stdout.strip() else ""),
-        "machine": f"{cpu}, {torch.get_num_threads()} threads, torch {torch.__version__}, {device.type}",
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-    }
-
-
-def write_rows(path: Path, rows: list[dict], fields: list[str] = FIELDS) -> None:
-    """``rows`` as CSV at ``path``, columns ``fields`` (the benchmarks' one writer)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -182,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
         row = {"seed": seed, **evaluate_seed(model, kept, splits, vocabs)}
         rows.append({**row, "final_loss": round(final_loss, 3), **about})
         print(f"  {row}", flush=True)
-        write_rows(args.out, rows)  # after every seed: a long run that stops keeps its rows
+        write_rows(args.out, rows, FIELDS)  # after every seed: a long run that stops keeps its rows
     print(f"wrote {args.out}")
 
 
