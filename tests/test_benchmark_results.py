@@ -1,0 +1,42 @@
+"""The benchmarks' shared CSV writer keeps the committed results' format, byte for byte."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import pytest
+
+from transformer_lib.ablation import FIELDS as ABLATION_FIELDS
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+import cross_machine  # noqa: E402
+import translator_seeds  # noqa: E402
+
+import _common  # noqa: E402  (benchmarks/ is not a package)
+
+COLUMNS = {  # each committed CSV and the columns its benchmark writes
+    "ablations.csv": ABLATION_FIELDS + _common.ABOUT,  # benchmarks/ablations.py
+    "stack_study_d128.csv": ABLATION_FIELDS + _common.ABOUT,
+    "cross_machine.csv": cross_machine.FIELDS,
+    "translator_seeds.csv": translator_seeds.FIELDS,
+}
+
+
+@pytest.mark.parametrize("name", sorted(COLUMNS))
+def test_write_rows_rewrites_a_committed_csv_unchanged(name, tmp_path):
+    committed = BENCHMARKS / "results" / name
+    with open(committed, newline="", encoding="utf-8") as file:
+        rows = list(csv.DictReader(file))
+    _common.write_rows(tmp_path / name, rows, COLUMNS[name])
+    assert (tmp_path / name).read_bytes() == committed.read_bytes()
+
+
+def test_provenance_fills_the_about_columns():
+    import torch
+
+    about = _common.provenance(torch.device("cpu"))
+    assert list(about) == _common.ABOUT
+    assert about["machine"].endswith(f"threads, torch {torch.__version__}, cpu")
