@@ -193,9 +193,10 @@ from transformer_lib.exercises.ch06_residual import (
     check_residual_post_norm,
     check_residual_pre_norm,
 )
-from transformer_lib.exercises.ch07_decoding import check_greedy_decode, check_length_penalty
+from transformer_lib.exercises.ch07_decoding import check_greedy_decode
 from transformer_lib.exercises.ch07_evaluation import check_alignment_error_rate
 from transformer_lib.exercises.ch07_label_smoothing import check_label_smoothing
+from transformer_lib.exercises.ch07_length_penalty import check_length_penalty
 from transformer_lib.exercises.ch07_schedule import check_lr_schedule
 from transformer_lib.exercises.ch08_what_matters import check_clearly_better, check_xavier_bound
 

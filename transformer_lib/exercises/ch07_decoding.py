@@ -1,5 +1,5 @@
-"""Notebook 07, the toy translator, decoding: the greedy loop and the length penalty of
-beam search (§6.1)."""
+"""Notebook 07, the toy translator: the greedy decoding loop (the length penalty of beam
+search is in ``ch07_length_penalty``)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from functools import partial
 import torch
 from torch import nn
 
-from transformer_lib.decode import greedy_decode, length_penalty
-from transformer_lib.exercises._compare import _expect, _number, _tensor
+from transformer_lib.decode import greedy_decode
+from transformer_lib.exercises._compare import _expect, _tensor
 from transformer_lib.exercises._core import Mistake, _passed, exercise
 from transformer_lib.i18n import N_, _
 from transformer_lib.masks import padding_mask
 from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID
 
-__all__ = ["check_greedy_decode", "check_length_penalty"]
+__all__ = ["check_greedy_decode"]
 
 
 class RuleTranslator(nn.Module):
@@ -228,88 +228,3 @@ def check_greedy_decode(fn: Callable) -> None:
             "back, <pad> after <eos>, stop when every row has ended)."
         )
     )
-
-
-def _library_normalised(log_prob: float, length: int, alpha: float) -> float:
-    """A hypothesis' score as beam search ranks it: log P(Y) / lp(|Y|)."""
-    return log_prob / length_penalty(length, alpha)
-
-
-LENGTH_PENALTY_MISTAKES = (
-    Mistake(
-        N_(
-            "divide the score by lp, do not multiply: log P(Y) is negative, so multiplying by "
-            "lp > 1 pushes long hypotheses further down instead of offsetting their extra tokens."
-        ),
-        lambda log_prob, length, alpha: log_prob * ((5 + length) / 6) ** alpha,
-    ),
-    Mistake(
-        N_(
-            "that is the plain |Y|^α normalisation; GNMT's penalty (the paper's) is "
-            "lp = ((5 + |Y|) / 6)^α."
-        ),
-        lambda log_prob, length, alpha: log_prob / length**alpha,
-    ),
-    Mistake(
-        N_(
-            "brackets: raise the whole ratio to α, ((5 + |Y|) / 6) ** alpha, not (5 + |Y|) ** "
-            "alpha / 6."
-        ),
-        lambda log_prob, length, alpha: log_prob / ((5 + length) ** alpha / 6),
-    ),
-    Mistake(
-        N_("raise (5 + |Y|) / 6 to the power α: α = 0 must switch the penalty off."),
-        lambda log_prob, length, alpha: log_prob / ((5 + length) / 6),
-    ),
-    Mistake(
-        N_("α is an exponent, not a factor: ((5 + |Y|) / 6) ** alpha."),
-        lambda log_prob, length, alpha: log_prob / ((5 + length) / 6 * alpha),
-    ),
-    Mistake(
-        N_(
-            "dividing by |Y| is the plain per-token average; the length penalty is "
-            "((5 + |Y|) / 6)^α, which α tunes."
-        ),
-        lambda log_prob, length, alpha: log_prob / length,
-    ),
-    Mistake(
-        N_("use true division, (5 + |Y|) / 6: // rounds down to a whole number."),
-        lambda log_prob, length, alpha: log_prob / ((5 + length) // 6) ** alpha,
-    ),
-)
-
-
-@exercise(_library_normalised, LENGTH_PENALTY_MISTAKES)
-def check_length_penalty(fn: Callable) -> None:
-    """fn(log_prob, length, alpha) -> float: log_prob / ((5 + length) / 6)^alpha (§6.1)."""
-    __tracebackhide__ = True
-    fallback = _("Return log_prob / ((5 + length) / 6) ** alpha.")
-    for log_prob, length, alpha in (
-        (-1.2, 4, 0.6),
-        (-1.5, 9, 0.6),
-        (-4.0, 20, 1.0),
-        (-2.0, 3, 0.0),
-    ):
-        what = _("the score for log P = {log_prob}, |Y| = {length}, alpha = {alpha}").format(
-            log_prob=log_prob, length=length, alpha=alpha
-        )
-        _expect(
-            what,
-            fn,
-            (log_prob, length, alpha),
-            _library_normalised,
-            LENGTH_PENALTY_MISTAKES,
-            validate=_number(_library_normalised(log_prob, length, alpha), what, fallback),
-        )
-    short, long = _library_normalised(-1.2, 4, 0.6), _library_normalised(-1.5, 9, 0.6)
-    if long > short:
-        message = _(
-            "length penalty: log P / ((5 + |Y|) / 6)^α. With α = 0.6, the long one of "
-            "(-1.2, 4 tokens) and (-1.5, 9 tokens) wins; with α = 0 the short one would."
-        )
-    else:
-        message = _(
-            "length penalty: log P / ((5 + |Y|) / 6)^α. With α = 0.6, the short one of "
-            "(-1.2, 4 tokens) and (-1.5, 9 tokens) wins; with α = 0 the short one would."
-        )
-    _passed(message)

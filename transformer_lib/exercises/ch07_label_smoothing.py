@@ -1,6 +1,6 @@
 """Notebook 07, the toy translator: label-smoothed cross-entropy (§5.4). The schedule is in
-``ch07_schedule``, decoding in ``ch07_decoding``, the alignment error rate in
-``ch07_evaluation``."""
+``ch07_schedule``, greedy decoding in ``ch07_decoding``, the length penalty in
+``ch07_length_penalty``, the alignment error rate in ``ch07_evaluation``."""
 
 from __future__ import annotations
 
