@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 
 from transformer_lib import masks
-from transformer_lib.attention import KVCache, MultiHeadAttention, scaled_dot_product_attention
+from transformer_lib.attention import MultiHeadAttention, scaled_dot_product_attention
 from transformer_lib.reference import to_torch_attention, to_torch_padding_mask
 
 B, H, T, S, D = 2, 4, 5, 7, 16
@@ -199,43 +199,6 @@ def test_cross_attention_keeps_query_and_key_lengths_apart():
         torch.randn(B, T, D), torch.randn(B, S, D), torch.randn(B, S, D), return_attention=True
     )
     assert out.shape == (B, T, D) and weights.shape == (B, H, T, S)
-
-
-def test_a_growing_cache_fed_one_position_at_a_time_equals_causal_self_attention():
-    mha = MultiHeadAttention(D, H)
-    x = torch.randn(B, T, D)
-    full = mha(x, x, x, masks.causal_mask(T))  # (B, T, D)
-    cache = KVCache()
-    for t in range(T):  # position t reads itself and the held positions 0..t-1
-        step = mha(x[:, t : t + 1], x[:, t : t + 1], x[:, t : t + 1], cache=cache)
-        torch.testing.assert_close(step, full[:, t : t + 1])
-        assert cache.length == t + 1 and cache.keys.shape == (B, H, t + 1, D // H)
-
-
-def test_a_fixed_cache_projects_the_memory_once_and_reorders_with_the_batch():
-    mha = MultiHeadAttention(D, H)
-    query, memory = torch.randn(B, 1, D), torch.randn(B, S, D)
-    mask = masks.padding_mask(_padded_tokens(S, lengths=(3, S)), 0)  # (B, 1, 1, S)
-    cache = KVCache(fixed=True)
-    first = mha(query, memory, memory, mask, cache=cache)
-    torch.testing.assert_close(first, mha(query, memory, memory, mask))
-    keys = cache.keys
-    again = mha(query, memory * 0, memory * 0, mask, cache=cache)  # held: memory not re-read
-    assert cache.keys is keys and cache.length == S
-    torch.testing.assert_close(again, first)
-    cache.reorder(torch.tensor([1, 1, 0]))  # e.g. beams: row 1 twice, then row 0
-    rows = [1, 1, 0]
-    reordered = mha(query[rows], memory[rows], memory[rows], mask[rows], cache=cache)
-    torch.testing.assert_close(reordered, first[rows])
-
-
-def test_a_cache_of_another_batch_size_is_refused():
-    mha, x = MultiHeadAttention(D, H), torch.randn(B, 1, D)
-    cache = KVCache()
-    mha(x, x, x, cache=cache)
-    with pytest.raises(ValueError, match=r"`cache` must be keys and values for the same batch "
-                       r"size B=3 as query; got keys of shape \(2, 4, 1, 4\)\. Reorder"):  # fmt: skip
-        mha(torch.randn(3, 1, D), torch.randn(3, 1, D), torch.randn(3, 1, D), cache=cache)
 
 
 def test_split_then_merge_heads_is_the_identity():

@@ -189,7 +189,9 @@ def test_reference_attention_rows_follow_the_reference(tiny_model, src_vocab, tg
     attention = reference_attention(tiny_model(), EXAMPLES, src_vocab, tgt_vocab)
     assert [tuple(a.shape) for a in attention] == [(2, 2, 7, 6), (2, 2, 4, 3)]
     torch.testing.assert_close(attention[1].sum(-1), torch.ones(2, 2, 4))
-    with pytest.raises(TypeError, match="`model` must be a model exposing pad_id"):
+    with pytest.raises(
+        TypeError, match=r"`model` must be a ModelContract \(transformer_lib.Transformer"
+    ):
         reference_attention(nn.Linear(2, 2), EXAMPLES, src_vocab, tgt_vocab)
 
 

@@ -4,7 +4,7 @@ from torch import nn
 
 from transformer_lib import masks
 from transformer_lib.attention import AttentionWeights
-from transformer_lib.layers import DecoderLayer, DecoderLayerCache, EncoderLayer, FeedForward
+from transformer_lib.layers import DecoderLayer, EncoderLayer, FeedForward
 from transformer_lib.reference import (
     to_torch_decoder_layer,
     to_torch_encoder_layer,
@@ -85,19 +85,6 @@ def test_decoder_layer_equals_nn_transformer_decoder_layer(norm_first):
     torch.testing.assert_close(m1.grad, m2.grad)
     _compare_grads(ours, theirs)
     torch.testing.assert_close(ours.norm3.weight.grad, theirs.norm3.weight.grad)
-
-
-@pytest.mark.parametrize("norm_first", [False, True])
-def test_decoder_layer_with_a_cache_equals_the_full_layer_position_by_position(norm_first):
-    layer = DecoderLayer(D, H, D_FF, dropout=0.0, norm_first=norm_first)
-    _randomise_norms(layer)
-    x, memory, src_mask = torch.randn(B, T, D), torch.randn(B, S, D), _padding(S)
-    full = layer(x, memory, masks.causal_mask(T), src_mask)  # (B, T, D)
-    cache = DecoderLayerCache()
-    for t in range(T):
-        step = layer(x[:, t : t + 1], memory, None, src_mask, cache=cache)  # (B, 1, D)
-        torch.testing.assert_close(step, full[:, t : t + 1])
-    assert cache.self_attn.length == T and cache.cross_attn.length == S
 
 
 def test_layers_use_nn_layer_norm_with_biased_variance():

@@ -5,7 +5,8 @@ from torch import nn
 from transformer_lib import masks
 from transformer_lib.attention import AttentionWeights, MultiHeadAttention
 from transformer_lib.config import TransformerConfig
-from transformer_lib.model import DecoderCache, Transformer, count_parameters
+from transformer_lib.model import Transformer, count_parameters
+from transformer_lib.reference import TorchTransformer
 
 V = 10  # conftest's toy vocabularies
 SIZES = dict(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, max_len=20)
@@ -110,40 +111,6 @@ def test_padding_content_does_not_change_real_positions(model):
     torch.testing.assert_close(logits[1, :4], logits2[1, :4])
 
 
-CACHE_CONFIGS = {
-    "post-norm, tied output": {},
-    "pre-norm, final norm": dict(norm_first=True),
-    "shared embeddings": dict(share_embeddings=True),
-    "untied, learned positions": dict(tie_output=False, learned_positions=True),
-}
-
-
-@pytest.mark.parametrize("overrides", CACHE_CONFIGS.values(), ids=CACHE_CONFIGS)
-def test_decode_step_equals_the_full_decoders_last_position(tiny_model, overrides):
-    model = tiny_model(**{**SIZES, **overrides}).eval()
-    src, tgt = _tokens(3, 7), _tokens(3, 6)
-    src[0, 5:] = 0  # a shorter sentence
-    tgt[1, 4:] = 0  # a finished output: padding after it
-    src_mask = masks.padding_mask(src, 0)
-    with torch.no_grad():
-        memory = model.encode(src, src_mask)
-        full = model.decode(tgt, memory, src_mask)  # (B, T, V); causal: position t sees <= t
-        cache = DecoderCache(model.config.n_decoder_layers)
-        for t in range(1, tgt.size(1) + 1):
-            step = model.decode_step(tgt[:, :t], memory, src_mask, cache)  # (B, V)
-            torch.testing.assert_close(step, full[:, t - 1])
-            assert cache.length == t
-
-
-def test_decode_step_refuses_a_cache_out_of_step(model):
-    src, tgt = _tokens(2, 5), _tokens(2, 3)
-    memory, cache = model.encode(src), DecoderCache(model.config.n_decoder_layers)
-    model.decode_step(tgt[:, :1], memory, None, cache)
-    with pytest.raises(ValueError, match=r"`cache` must be the keys and values of the first "
-                       r"t - 1 = 2 positions of tgt; got 1 positions\. Start each search"):  # fmt: skip
-        model.decode_step(tgt, memory, None, cache)
-
-
 def test_pre_norm_model_ends_with_a_layer_norm(tiny_model):
     model = tiny_model(**SIZES, norm_first=True).eval()
     assert isinstance(model.encoder.norm, nn.LayerNorm)
@@ -236,7 +203,7 @@ def test_model_learns_to_copy():
             r"`tgt` must be an integer tensor of token ids \(int64 or int32\) .*; got uint8 \(2, 5\)",
         ),
         (
-            lambda m: m.decode(_tokens(3, 4), m.encode(_tokens(2, 5))),
+            lambda m: m.decode(_tokens(3, 4), m.encode(_tokens(2, 5)), None),
             ValueError,
             r"`memory` must be the same batch size B=3 as tgt; got shape \(2, 5, 32\)\. Pass what "
             r"encode\(\) returned",
@@ -282,3 +249,18 @@ def test_model_learns_to_copy():
 def test_bad_input_is_named(model, call, error, match):
     with pytest.raises(error, match=match):
         call(model)
+
+
+@pytest.mark.parametrize("mirror", [False, True], ids=["Transformer", "TorchTransformer"])
+def test_decode_has_no_default_source_mask(model, mirror):
+    """Forgetting src_mask is an error, not queries silently attending to <pad> (notebook 04)."""
+    model = TorchTransformer.from_model(model) if mirror else model
+    src, tgt = _tokens(2, 7), _tokens(2, 5)
+    src[0, 4:] = 0  # a shorter sentence
+    src_mask = masks.padding_mask(src, 0)
+    memory = model.encode(src, src_mask)
+    with pytest.raises(TypeError, match="src_mask"):
+        model.decode(tgt, memory)
+    masked, unmasked = model.decode(tgt, memory, src_mask), model.decode(tgt, memory, None)
+    assert not torch.allclose(masked[0], unmasked[0])  # the padded sentence reads its pads
+    torch.testing.assert_close(masked[1], unmasked[1])  # the full one has none

@@ -5,9 +5,9 @@ import torch
 from torch import nn
 
 from transformer_lib import masks
-from transformer_lib._checks import check_model
 from transformer_lib.attention import AttentionWeights, MultiHeadAttention
 from transformer_lib.config import TransformerConfig
+from transformer_lib.contract import check_model
 from transformer_lib.decode import greedy_decode
 from transformer_lib.model import Transformer, count_parameters
 from transformer_lib.reference import (
@@ -148,7 +148,7 @@ def test_stock_torch_transformer_states_the_contract_and_decodes(model):
     theirs = TorchTransformer(ours.config).eval()
     assert isinstance(theirs.decoder.norm, nn.LayerNorm)  # nn.Transformer's final norms
     torch.testing.assert_close(theirs.src_embed.embedding.weight, ours.src_embed.embedding.weight)
-    check_model("model", theirs, "pad_id", "max_len", "src_vocab_size", "tgt_vocab_size")
+    check_model("model", theirs)
     assert (theirs.pad_id, theirs.max_len, theirs.tgt_vocab_size) == (0, ours.max_len, V)
     src, _ = _batch()
     tokens, _ = greedy_decode(TorchTransformer.from_model(ours), src, max_len=6)

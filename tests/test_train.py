@@ -163,7 +163,9 @@ def test_train_stops_on_callback_epochs_and_accepts_tuples(fresh_training, copy_
         train(model, [torch.zeros(2)], optimizer, steps=1)
     with pytest.raises(ValueError, match="`batches` must be a non-empty iterable"):
         train(model, [], optimizer, steps=1)
-    with pytest.raises(TypeError, match="`model` must be a model exposing pad_id"):
+    with pytest.raises(
+        TypeError, match=r"`model` must be a ModelContract \(transformer_lib.Transformer"
+    ):
         train(nn.Linear(2, 2), tuples, optimizer, steps=1)
 
 

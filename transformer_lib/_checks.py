@@ -118,7 +118,8 @@ def check_token_ids(
     ndim: int | None = 2,
     min_length: int = 0,
 ) -> None:
-    """Check a tensor of ids in [0, vocab_size), at least ``min_length`` long in its last dim."""
+    """A tensor of ids: integer dtype, rank, at least ``min_length`` long in its last dim,
+    and in [0, vocab_size) (see :func:`check_id_range`)."""
     check_tensor(name, tokens, ndim=ndim, integer=True, shape_hint=shape_hint)
     if tokens.dim() and tokens.size(-1) < min_length:
         fail(
@@ -127,8 +128,20 @@ def check_token_ids(
             f"shape {tuple(tokens.shape)}",
             "Start the target with <bos>.",
         )
-    if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
-        low, high = int(tokens.min()), int(tokens.max())
+    check_id_range(name, tokens, vocab_size)
+
+
+def check_id_range(name: str, tokens: torch.Tensor, vocab_size: int) -> None:
+    """Ids in [0, vocab_size), checked on the CPU only.
+
+    Reading the ids of a tensor on an accelerator makes the host wait for the device, at
+    every forward pass; there, ids are in range by construction (``Vocab.encode``,
+    ``data.make_batches``).
+    """
+    if tokens.device.type != "cpu" or not tokens.numel():
+        return
+    low, high = int(tokens.min()), int(tokens.max())
+    if low < 0 or high >= vocab_size:
         fail(
             name,
             f"token ids in [0, {vocab_size}) (the vocabulary size)",
@@ -194,17 +207,4 @@ def check_even_width(d_model: int) -> None:
             "even for sinusoidal positions (each frequency fills a sin and a cos column)",
             str(d_model),
             "Use learned positions for odd widths.",
-        )
-
-
-def check_model(name: str, model: object, *attributes: str) -> None:
-    """``model`` must state the contract its caller relies on (see ``model.Transformer``)."""
-    missing = [a for a in attributes if not hasattr(model, a)]
-    if missing:
-        fail(
-            name,
-            f"a model exposing {', '.join(attributes)} (like transformer_lib.Transformer)",
-            f"{type(model).__name__} without {', '.join(missing)}",
-            "Wrap other models so that they expose these properties.",
-            error=TypeError,
         )

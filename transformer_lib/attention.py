@@ -106,47 +106,6 @@ class AttentionWeights:
     cross: list[torch.Tensor] = field(default_factory=list)
 
 
-@dataclass
-class KVCache:
-    """The projected keys and values of one attention layer, kept between decoding steps.
-
-    Incremental decoding feeds one new position per step. Self-attention (``fixed=False``)
-    appends that position's keys and values to those of the earlier positions, which never
-    change (the causal mask: position t reads only positions <= t). Cross-attention
-    (``fixed=True``) projects the encoder memory at the first step and reuses it after.
-
-    Shapes: keys, values (B, H, L, Dh); L grows by one per step unless ``fixed``.
-    """
-
-    fixed: bool = False
-    keys: torch.Tensor | None = None
-    values: torch.Tensor | None = None
-
-    @property
-    def length(self) -> int:
-        """L, the number of positions held."""
-        return 0 if self.keys is None else self.keys.size(-2)
-
-    def store(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Keep k, v (appended after the held positions unless ``fixed``); return all held.
-
-        Shapes: k, v (B, H, L_new, Dh) -> keys, values (B, H, L + L_new, Dh).
-        """
-        if self.keys is not None and not self.fixed:
-            k = torch.cat([self.keys, k], dim=-2)  # (B, H, L, Dh) + (B, H, 1, Dh)
-            v = torch.cat([self.values, v], dim=-2)
-        self.keys, self.values = k, v
-        return k, v
-
-    def reorder(self, rows: torch.Tensor) -> None:
-        """Keep the rows ``rows`` of the batch, in that order (beam search's new beams).
-
-        Shapes: rows (B_new,) indices into B -> keys, values (B_new, H, L, Dh).
-        """
-        if self.keys is not None:
-            self.keys, self.values = self.keys[rows], self.values[rows]
-
-
 class MultiHeadAttention(nn.Module):
     """h attention heads in parallel, concatenated and projected (§3.2.2).
 
@@ -186,7 +145,6 @@ class MultiHeadAttention(nn.Module):
         value: torch.Tensor,
         mask: torch.Tensor | None = None,
         return_attention: Literal[False] = False,
-        cache: KVCache | None = None,
     ) -> torch.Tensor: ...
 
     @overload
@@ -198,7 +156,6 @@ class MultiHeadAttention(nn.Module):
         mask: torch.Tensor | None = None,
         *,
         return_attention: Literal[True],
-        cache: KVCache | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]: ...
 
     def forward(
@@ -208,17 +165,14 @@ class MultiHeadAttention(nn.Module):
         value: torch.Tensor,
         mask: torch.Tensor | None = None,
         return_attention: bool = False,
-        cache: KVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Shapes: query (B, T, D), key and value (B, S, D), mask broadcastable to
         (B, H, T, S) -> output (B, T, D) [, weights (B, H, T, S) with ``return_attention``,
-        as ``nn.MultiheadAttention`` returns them with ``need_weights``].
-
-        With a ``cache`` (incremental decoding, see :class:`KVCache`), S counts the held
-        positions too: a growing cache appends the projected key and value to them; a
-        fixed one, once filled, reuses its keys and values and ignores key and value."""
-        self._check_inputs(query, key, value, mask, cache)
-        q, k, v = self._project(query, key, value, cache)  # (B, H, T|S, Dh) each
+        as ``nn.MultiheadAttention`` returns them with ``need_weights``]."""
+        self._check_inputs(query, key, value, mask)
+        q = self.split_heads(self.w_q(query))  # (B, T, D) -> (B, H, T, Dh)
+        k = self.split_heads(self.w_k(key))  # (B, S, D) -> (B, H, S, Dh)
+        v = self.split_heads(self.w_v(value))  # (B, S, D) -> (B, H, S, Dh)
         if return_attention:  # the explicit path of notebooks 03-05
             heads, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
             return self.w_o(self.merge_heads(heads)), weights  # (B, T, D), (B, H, T, S)
@@ -230,45 +184,7 @@ class MultiHeadAttention(nn.Module):
         )
         return self.w_o(self.merge_heads(heads))  # (B, H, T, Dh) -> (B, T, D)
 
-    def _project(
-        self,
-        query: torch.Tensor,
-        key: torch.Tensor,
-        value: torch.Tensor,
-        cache: KVCache | None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Q, K, V split into heads; K and V from ``cache`` when it holds the encoder
-        memory, and appended to it when it grows. Shapes: (B, L, D) -> (B, H, L, Dh).
-
-        An input projected by several matrices (self-attention: query is key is value;
-        cross-attention: key is value) is multiplied by them side by side, one product
-        with a (D, n·D) matrix instead of n with (D, D): the same numbers, and faster."""
-        if cache is not None and cache.fixed and cache.keys is not None:
-            (q,) = self._heads(query, self.w_q)
-            return q, cache.keys, cache.values  # the encoder memory, projected at step one
-        if query is key and key is value:
-            q, k, v = self._heads(query, self.w_q, self.w_k, self.w_v)
-        elif key is value:
-            (q,), (k, v) = self._heads(query, self.w_q), self._heads(key, self.w_k, self.w_v)
-        else:
-            (q,), (k,), (v,) = (
-                self._heads(x, w)
-                for x, w in zip((query, key, value), (self.w_q, self.w_k, self.w_v), strict=True)
-            )
-        if cache is not None:
-            k, v = cache.store(k, v)
-        return q, k, v
-
-    def _heads(self, x: torch.Tensor, *projections: nn.Linear) -> list[torch.Tensor]:
-        """x times each projection, split into heads: (B, L, D) -> n x (B, H, L, Dh)."""
-        if len(projections) == 1:
-            return [self.split_heads(projections[0](x))]
-        weight = torch.cat([p.weight for p in projections])  # n x (D, D) -> (n·D, D)
-        bias = None if projections[0].bias is None else torch.cat([p.bias for p in projections])
-        outputs = F.linear(x, weight, bias).chunk(len(projections), dim=-1)
-        return [self.split_heads(y) for y in outputs]  # chunks of (B, L, n·D)
-
-    def _check_inputs(self, query, key, value, mask, cache) -> None:
+    def _check_inputs(self, query, key, value, mask) -> None:
         for name, x in (("query", query), ("key", key), ("value", value)):
             check_width(name, x, self.d_model, "(B, L, D)")
         if key.shape[:2] != value.shape[:2]:
@@ -284,15 +200,6 @@ class MultiHeadAttention(nn.Module):
                 f"shape {tuple(key.shape)}",
             )
         B, T, S = query.size(0), query.size(1), key.size(1)
-        if cache is not None and not cache.fixed:
-            S += cache.length  # the new keys come after the held ones
-        if cache is not None and cache.keys is not None and cache.keys.size(0) != B:
-            fail(
-                "cache",
-                f"keys and values for the same batch size B={B} as query",
-                f"keys of shape {tuple(cache.keys.shape)}",
-                "Reorder the cache with the batch (KVCache.reorder) or start a new one.",
-            )
         check_mask("mask", mask, (B, self.n_heads, T, S), "(B, H, T, S)")
 
     def extra_repr(self) -> str:

@@ -1,19 +1,19 @@
 """Decoding: greedy search and beam search with a length penalty (paper §6.1).
 
-Both searches need a model with the contract of ``model.Transformer``: ``pad_id``,
-``max_len``, ``encode(src, src_mask) -> memory`` and ``decode(tgt, memory, src_mask) ->
-logits (B, T, V)``. Both return (tokens, scores). The model returns logits; the
+Both searches take a model of the course's contract (``contract.ModelContract``):
+``pad_id``, ``max_len``, ``encode(src, src_mask) -> memory`` and ``decode(tgt, memory,
+src_mask) -> logits (B, T, V)``. Both return (tokens, scores). The model returns logits; the
 searches take ``log_softmax`` of the last position, so a hypothesis' score is the sum of
 its tokens' log-probabilities. They run in eval mode (no dropout) without gradients, and
 put the model back in the mode they found it in.
 
 Incremental decoding (``cache=True``, the default): a ``model.Transformer`` keeps each
-layer's keys and values in a ``model.DecoderCache`` and runs only the newest token
-through the decoder at each step (``Transformer.decode_step``), so step t costs O(t)
-instead of re-running all t positions. It gives the same tokens and scores as the plain
-loop (``cache=False``, the loop notebook 07 teaches), which re-decodes the whole prefix.
-Any other model (one with only ``encode``/``decode``, e.g. ``reference.TorchTransformer``)
-is decoded with the plain loop whatever ``cache`` says.
+layer's keys and values between steps and runs only the newest token through the decoder
+(``incremental.IncrementalDecoder``), so step t costs O(t) instead of re-running all t
+positions. It gives the same tokens and scores as the plain loop (``cache=False``, the
+loop notebook 07 teaches), which re-decodes the whole prefix. Other models
+(``reference.TorchTransformer``: ``nn.TransformerDecoder`` takes no cached keys and
+values) are decoded with the plain loop whatever ``cache`` says.
 
 Edge cases: a source row with no real token (all padding, or S = 0) has nothing to
 translate, so its output is just ``<eos>`` with score 0 (log 1), never invented words. An
@@ -32,16 +32,11 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-from transformer_lib._checks import (
-    check_alpha,
-    check_int,
-    check_model,
-    check_output_length,
-    check_tensor,
-    fail,
-)
+from transformer_lib._checks import check_alpha, check_int, check_output_length, check_tensor, fail
+from transformer_lib.contract import check_model
+from transformer_lib.incremental import IncrementalDecoder
 from transformer_lib.masks import padding_mask
-from transformer_lib.model import DecoderCache, Transformer
+from transformer_lib.model import Transformer
 from transformer_lib.vocab import BOS_ID, EOS_ID
 
 __all__ = ["greedy_decode", "beam_search", "length_penalty", "default_max_len", "inference_mode"]
@@ -61,7 +56,7 @@ def inference_mode(model: nn.Module) -> Iterator[None]:
 
 def default_max_len(model: nn.Module, src_len: int) -> int:
     """Longest output to generate: 2·S + 10 tokens, within the model's position table."""
-    check_model("model", model, "max_len")
+    check_model("model", model)
     return max(1, min(2 * src_len + 10, model.max_len - 1))
 
 
@@ -70,7 +65,7 @@ def _start(
 ) -> tuple[torch.Tensor, torch.Tensor, int, torch.Tensor]:
     """Encode once: (memory (B, S, D), src_mask (B, 1, 1, S), max_len, empty (B,)), where
     ``empty`` marks the rows with no source token to attend to."""
-    check_model("model", model, "pad_id", "max_len", "encode", "decode")
+    check_model("model", model)
     check_tensor("src", src, ndim=2, integer=True, shape_hint="(B, S)")
     B, S = src.shape
     if src_mask is None:
@@ -83,13 +78,21 @@ def _start(
     return memory, src_mask, max_len, empty
 
 
-def _new_cache(model: nn.Module, cache: object) -> DecoderCache | None:
-    """A fresh key/value cache when asked for and the model can use one, else None."""
+def _check_cache(cache: object) -> None:
     if not isinstance(cache, bool):
         fail("cache", "a bool", f"{type(cache).__name__} {cache!r}", error=TypeError)
-    if cache and isinstance(model, Transformer):
-        return DecoderCache(model.config.n_decoder_layers)
-    return None  # the plain loop: decode the whole prefix at every step
+
+
+def _stepper(
+    model: nn.Module, memory: torch.Tensor, src_mask: torch.Tensor, cache: bool
+) -> IncrementalDecoder | None:
+    """An incremental decoder when asked for and the model has one; else None: the
+    plain loop, which decodes the whole prefix at every step."""
+    return (
+        IncrementalDecoder(model, memory, src_mask)
+        if cache and isinstance(model, Transformer)
+        else None
+    )
 
 
 def _next_log_probs(
@@ -100,18 +103,18 @@ def _next_log_probs(
     banned: tuple[int, ...],
     empty: torch.Tensor,
     eos_id: int,
-    cache: DecoderCache | None,
+    stepper: IncrementalDecoder | None,
 ) -> torch.Tensor:
     """Log-probabilities of the next token; ``banned`` ids (<pad>, <bos>) get -inf, and
     rows of an ``empty`` source can only end: ``<eos>`` with probability 1. With a
-    ``cache``, only the newest token runs through the decoder.
+    ``stepper``, only the newest token runs through the decoder.
 
     Shapes: tokens (N, t), empty (N,) -> (N, V).
     """
-    if cache is None:
+    if stepper is None:
         logits = model.decode(tokens, memory, src_mask)[:, -1]  # (N, t, V) -> (N, V)
     else:
-        logits = model.decode_step(tokens, memory, src_mask, cache)  # (N, V)
+        logits = stepper.step(tokens)  # (N, V)
     log_probs = torch.log_softmax(logits.float(), dim=-1)
     log_probs[:, list(banned)] = float("-inf")  # never generated: not renormalised
     # masked_fill rather than log_probs[empty]: boolean indexing would wait for the device
@@ -138,16 +141,17 @@ def greedy_decode(
 
     Shapes: src (B, S), src_mask (B, 1, 1, S) -> tokens (B, L), scores (B,); L <= max_len.
     """
-    kv_cache = _new_cache(model, cache)
+    _check_cache(cache)
     with inference_mode(model):
         memory, src_mask, max_len, empty = _start(model, src, src_mask, max_len)
+        stepper = _stepper(model, memory, src_mask, cache)
         pad_id, B = model.pad_id, src.size(0)
         tokens = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
         scores = torch.zeros(B, device=src.device)
         done = torch.zeros(B, dtype=torch.bool, device=src.device)
         for _ in range(max_len):
             best_log_prob, best = _next_log_probs(
-                model, tokens, memory, src_mask, (pad_id, bos_id), empty, eos_id, kv_cache
+                model, tokens, memory, src_mask, (pad_id, bos_id), empty, eos_id, stepper
             ).max(dim=-1)
             best = best.masked_fill(done, pad_id)  # finished rows only get padding
             scores += best_log_prob.masked_fill(done, 0.0)
@@ -178,7 +182,6 @@ def beam_search(
     alpha: float = 0.6,
     bos_id: int = BOS_ID,
     eos_id: int = EOS_ID,
-    keep_greedy: bool = True,
     cache: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Keep the ``beam_size`` best partial outputs per sentence, for a batch of sentences.
@@ -187,8 +190,8 @@ def beam_search(
     hypothesis is finished when it emits ``<eos>``; it is ranked by score / lp(length)
     (see :func:`length_penalty`, length counts ``<eos>``). A sentence stops once it has
     ``beam_size`` finished hypotheses and no live one can still beat them at the current
-    length. Beam search is a heuristic: it can drop the greedy path and end lower, so with
-    ``keep_greedy`` the greedy output is one more candidate and the result is never worse.
+    length. Beam search is a heuristic: it can drop the greedy path and end with a lower
+    score than greedy decoding (notebook 07 shows how often).
     ``cache``: incremental decoding (module docstring); the cache's rows follow the beams.
 
     Shapes: src (B, S) -> tokens (B, L) (padded after ``<eos>``, no ``<bos>``),
@@ -196,13 +199,14 @@ def beam_search(
     """
     check_int("beam_size", beam_size, minimum=1)
     check_alpha(alpha)
+    _check_cache(cache)
     K = beam_size
-    kv_cache = _new_cache(model, cache)
     with inference_mode(model):
         memory, src_mask, max_len, empty = _start(model, src, src_mask, max_len)
         pad_id, B = model.pad_id, src.size(0)
         memory = memory.repeat_interleave(K, dim=0)  # (B, S, D) -> (B*K, S, D)
         beam_mask = src_mask.repeat_interleave(K, dim=0)  # (B*K, 1, 1, S)
+        stepper = _stepper(model, memory, beam_mask, cache)
         beam_empty = empty.repeat_interleave(K)  # (B,) -> (B*K,)
         tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=src.device)
         alive = torch.full((B, K), float("-inf"), device=src.device)
@@ -211,7 +215,7 @@ def beam_search(
         done = [False] * B
         for length in range(1, max_len + 1):
             log_probs = _next_log_probs(
-                model, tokens, memory, beam_mask, (pad_id, bos_id), beam_empty, eos_id, kv_cache
+                model, tokens, memory, beam_mask, (pad_id, bos_id), beam_empty, eos_id, stepper
             )
             V = log_probs.size(-1)
             candidates = (alive[:, :, None] + log_probs.view(B, K, V)).view(B, K * V)
@@ -225,16 +229,13 @@ def beam_search(
             alive = top_scores.gather(1, keep)
             rows = torch.arange(B, device=src.device)[:, None] * K + beam.gather(1, keep)
             tokens = torch.cat([tokens[rows.view(-1)], token.gather(1, keep).view(-1, 1)], 1)
-            if kv_cache is not None:
-                kv_cache.reorder(rows.view(-1))  # each kept beam takes its parent's keys/values
+            if stepper is not None:
+                stepper.reorder(rows.view(-1))  # each kept beam takes its parent's keys/values
             _update_done(finished, done, alive, K, length, alpha)
             if all(done):
                 break
         _add_unfinished(finished, done, tokens, alive, K, alpha)
     best = [max(hypotheses, key=lambda h: h[0]) for hypotheses in finished]
-    if keep_greedy:
-        greedy = greedy_decode(model, src, src_mask, max_len, bos_id, eos_id, cache)
-        best = _with_greedy(best, greedy, pad_id, alpha)
     return _pack(best, pad_id, src.device)
 
 
@@ -276,17 +277,6 @@ def _add_unfinished(finished, done, tokens, alive, K, alpha) -> None:
                 for k, s in enumerate(scores[b])
                 if s > float("-inf")
             )
-
-
-def _with_greedy(best, greedy_result, pad_id, alpha):
-    """The greedy output replaces the beam's where its length-normalised score is higher."""
-    greedy, raw = greedy_result
-    lengths = (greedy != pad_id).sum(dim=1).tolist()
-    for b, (row, score, n) in enumerate(zip(greedy.tolist(), raw.tolist(), lengths)):
-        normalised = score / length_penalty(n, alpha)
-        if normalised > best[b][0]:
-            best[b] = (normalised, row[:n])
-    return best
 
 
 def _pack(best, pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,8 +1,9 @@
 """Position-wise feed-forward network and the encoder/decoder layers (paper §3.1, §3.3).
 
-Each layer is a few sub-layers, each wrapped by :func:`sublayer_connection` (residual,
-dropout and LayerNorm), exactly as notebook 06 builds them. Attention weights come out
-only when an :class:`~transformer_lib.attention.AttentionWeights` is passed in.
+Each layer is a few sub-layers, each with its residual connection, dropout and LayerNorm
+(:func:`sublayer_connection`, notebook 06), written out in ``forward`` as §3.1 states
+them. Attention weights come out only when an
+:class:`~transformer_lib.attention.AttentionWeights` is passed in.
 
 Shapes:
     B batch, S source length, T target length, D d_model, H heads.
@@ -11,13 +12,12 @@ Shapes:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
 from transformer_lib._checks import check_int, check_probability, check_width
-from transformer_lib.attention import AttentionWeights, KVCache, MultiHeadAttention
+from transformer_lib.attention import AttentionWeights, MultiHeadAttention
 from transformer_lib.dropout import Dropout
 
 
@@ -57,37 +57,24 @@ def sublayer_connection(
     return norm(x + dropout(sublayer(x)))
 
 
-def _attend(
+def attend(
     attention: MultiHeadAttention,
     query: torch.Tensor,
     memory: torch.Tensor,
     mask: torch.Tensor | None,
     record: list[torch.Tensor] | None,
-    cache: KVCache | None = None,
 ) -> torch.Tensor:
-    """Attention from ``query`` over ``memory``; its weights go to ``record`` if given
-    (only then are they computed: without, attention may take its fused path)."""
+    """Attention from ``query`` over ``memory`` (keys and values); its weights are appended
+    to ``record`` if given. Only then are they computed: without, attention may take
+    PyTorch's fused path, which never forms the (B, H, T, S) weights."""
     if record is None:
-        return attention(query, memory, memory, mask, cache=cache)
-    output, weights = attention(query, memory, memory, mask, return_attention=True, cache=cache)
+        return attention(query, memory, memory, mask)
+    output, weights = attention(query, memory, memory, mask, return_attention=True)
     record.append(weights)
     return output
 
 
-class _Layer(nn.Module):
-    """What both layers share: every sub-layer goes through :func:`sublayer_connection`."""
-
-    norm_first: bool
-    dropout: nn.Dropout
-
-    def _connect(self, x: torch.Tensor, sublayer: Callable, norm: nn.Module) -> torch.Tensor:
-        return sublayer_connection(x, sublayer, norm, self.dropout, self.norm_first)
-
-    def extra_repr(self) -> str:
-        return f"norm_first={self.norm_first}"
-
-
-class EncoderLayer(_Layer):
+class EncoderLayer(nn.Module):
     """Self-attention then feed-forward, each with residual + LayerNorm (§3.1)."""
 
     def __init__(
@@ -117,26 +104,21 @@ class EncoderLayer(_Layer):
         """Shapes: x (B, S, D), mask broadcastable to (B, H, S, S), e.g. padding (B, 1, 1, S)
         -> (B, S, D). With ``attention``, appends (B, H, S, S) to ``attention.encoder``."""
         check_width("x", x, self.d_model, "(B, S, D)")
-        record = attention.encoder if attention is not None else None
+        weights = attention.encoder if attention is not None else None
+        if self.norm_first:  # pre-norm: x + Dropout(Sublayer(LayerNorm(x)))
+            h = self.norm1(x)
+            x = x + self.dropout(attend(self.self_attn, h, h, mask, weights))
+            h = self.norm2(x)
+            return x + self.dropout(self.feed_forward(h))
+        # post-norm, the paper's: LayerNorm(x + Dropout(Sublayer(x)))
+        x = self.norm1(x + self.dropout(attend(self.self_attn, x, x, mask, weights)))
+        return self.norm2(x + self.dropout(self.feed_forward(x)))
 
-        def self_attention(h: torch.Tensor) -> torch.Tensor:
-            return _attend(self.self_attn, h, h, mask, record)
-
-        x = self._connect(x, self_attention, self.norm1)
-        return self._connect(x, self.feed_forward, self.norm2)
-
-
-@dataclass
-class DecoderLayerCache:
-    """What one decoder layer keeps between incremental decoding steps: the keys and values
-    of its self-attention (one more position per step) and of its cross-attention (the
-    encoder memory, projected once). See ``model.DecoderCache``."""
-
-    self_attn: KVCache = field(default_factory=lambda: KVCache(fixed=False))
-    cross_attn: KVCache = field(default_factory=lambda: KVCache(fixed=True))
+    def extra_repr(self) -> str:
+        return f"norm_first={self.norm_first}"
 
 
-class DecoderLayer(_Layer):
+class DecoderLayer(nn.Module):
     """Masked self-attention, cross-attention over the encoder output, feed-forward (§3.1)."""
 
     def __init__(
@@ -166,30 +148,27 @@ class DecoderLayer(_Layer):
         tgt_mask: torch.Tensor | None = None,
         src_mask: torch.Tensor | None = None,
         attention: AttentionWeights | None = None,
-        cache: DecoderLayerCache | None = None,
     ) -> torch.Tensor:
         """Shapes: x (B, T, D), memory (B, S, D), tgt_mask broadcastable to (B, H, T, T)
         (causal AND padding), src_mask to (B, H, T, S) -> (B, T, D). With ``attention``,
         appends (B, H, T, T) to ``attention.decoder_self`` and (B, H, T, S) to ``.cross``.
 
-        With ``cache``, x holds only the new positions; self-attention also reads the held
-        earlier ones, so tgt_mask is (B, 1, T, L + T) for L held positions."""
+        Cross-attention: queries from the decoder (T), keys and values from the encoder (S).
+        """
         check_width("x", x, self.d_model, "(B, T, D)")
         check_width("memory", memory, self.d_model, "(B, S, D)")
-        self_record, cross_record = (
-            (attention.decoder_self, attention.cross) if attention is not None else (None, None)
-        )
-        self_cache, cross_cache = (
-            (cache.self_attn, cache.cross_attn) if cache is not None else (None, None)
-        )
+        own, cross = (attention.decoder_self, attention.cross) if attention else (None, None)
+        if self.norm_first:  # pre-norm: x + Dropout(Sublayer(LayerNorm(x)))
+            h = self.norm1(x)
+            x = x + self.dropout(attend(self.self_attn, h, h, tgt_mask, own))
+            h = self.norm2(x)
+            x = x + self.dropout(attend(self.cross_attn, h, memory, src_mask, cross))
+            h = self.norm3(x)
+            return x + self.dropout(self.feed_forward(h))
+        # post-norm, the paper's: LayerNorm(x + Dropout(Sublayer(x)))
+        x = self.norm1(x + self.dropout(attend(self.self_attn, x, x, tgt_mask, own)))
+        x = self.norm2(x + self.dropout(attend(self.cross_attn, x, memory, src_mask, cross)))
+        return self.norm3(x + self.dropout(self.feed_forward(x)))
 
-        def self_attention(h: torch.Tensor) -> torch.Tensor:
-            return _attend(self.self_attn, h, h, tgt_mask, self_record, self_cache)
-
-        def cross_attention(h: torch.Tensor) -> torch.Tensor:
-            # queries come from the decoder, keys and values from the encoder (S, not T)
-            return _attend(self.cross_attn, h, memory, src_mask, cross_record, cross_cache)
-
-        x = self._connect(x, self_attention, self.norm1)
-        x = self._connect(x, cross_attention, self.norm2)
-        return self._connect(x, self.feed_forward, self.norm3)
+    def extra_repr(self) -> str:
+        return f"norm_first={self.norm_first}"

@@ -19,8 +19,9 @@ from transformer_lib._checks import (
 )
 from transformer_lib.attention import AttentionWeights, MultiHeadAttention
 from transformer_lib.config import TransformerConfig
+from transformer_lib.contract import ModelContract
 from transformer_lib.embeddings import PositionalEncoding, TokenEmbedding
-from transformer_lib.layers import DecoderLayer, DecoderLayerCache, EncoderLayer
+from transformer_lib.layers import DecoderLayer, EncoderLayer
 from transformer_lib.masks import padding_mask, target_mask
 
 
@@ -83,28 +84,6 @@ class Encoder(nn.Module):
         return self.norm(x)
 
 
-class DecoderCache:
-    """What incremental decoding keeps between steps: one :class:`DecoderLayerCache` per
-    decoder layer (self-attention keys/values of every earlier position, cross-attention
-    keys/values of the encoder memory). Start a new one for each search; ``reorder`` it
-    whenever the rows of the batch are reordered (beam search keeping its best beams).
-    """
-
-    def __init__(self, n_layers: int) -> None:
-        self.layers = [DecoderLayerCache() for _ in range(n_layers)]
-
-    @property
-    def length(self) -> int:
-        """How many target positions the self-attention caches hold."""
-        return self.layers[0].self_attn.length if self.layers else 0
-
-    def reorder(self, rows: torch.Tensor) -> None:
-        """Shapes: rows (N_new,) indices into the batch of N rows."""
-        for layer in self.layers:
-            layer.self_attn.reorder(rows)
-            layer.cross_attn.reorder(rows)
-
-
 class Decoder(nn.Module):
     """A stack of N identical decoder layers (§3.1)."""
 
@@ -123,43 +102,12 @@ class Decoder(nn.Module):
         tgt_mask: torch.Tensor | None = None,
         src_mask: torch.Tensor | None = None,
         attention: AttentionWeights | None = None,
-        cache: DecoderCache | None = None,
     ) -> torch.Tensor:
         """Shapes: x (B, T, D), memory (B, S, D) -> (B, T, D); ``attention.decoder_self``
-        gets (B, H, T, T) and ``attention.cross`` (B, H, T, S) per layer. With ``cache``,
-        x is only the new positions (see ``DecoderLayer.forward``)."""
-        layer_caches = cache.layers if cache is not None else [None] * len(self.layers)
-        for layer, layer_cache in zip(self.layers, layer_caches, strict=True):
-            x = layer(x, memory, tgt_mask, src_mask, attention, layer_cache)
+        gets (B, H, T, T) and ``attention.cross`` (B, H, T, S) per layer."""
+        for layer in self.layers:
+            x = layer(x, memory, tgt_mask, src_mask, attention)
         return self.norm(x)
-
-
-class ModelContract(nn.Module):
-    """What training, decoding, translation and checkpoints rely on in a model: the
-    ``config`` it was built from and these properties, read from it. ``Transformer`` and
-    ``reference.TorchTransformer`` both state it; callers read it here, never guess it.
-    """
-
-    config: TransformerConfig
-
-    @property
-    def pad_id(self) -> int:
-        """Id of ``<pad>`` in both vocabularies; the default masks are built from it."""
-        return self.config.pad_id
-
-    @property
-    def max_len(self) -> int:
-        """Longest source or target sequence the positional encoding covers."""
-        return self.config.max_len
-
-    @property
-    def src_vocab_size(self) -> int:
-        return self.config.src_vocab_size
-
-    @property
-    def tgt_vocab_size(self) -> int:
-        """V, the width of the logits."""
-        return self.config.tgt_vocab_size
 
 
 class Transformer(ModelContract):
@@ -168,7 +116,8 @@ class Transformer(ModelContract):
     The model ends in logits, not probabilities: ``F.cross_entropy`` applies
     log-softmax itself, and decoding takes ``log_softmax`` of the logits.
 
-    Its contract with training, decoding and checkpoints is :class:`ModelContract`.
+    Its contract with training, decoding and checkpoints is
+    :class:`~transformer_lib.contract.ModelContract`.
     """
 
     def __init__(self, config: TransformerConfig) -> None:
@@ -221,67 +170,20 @@ class Transformer(ModelContract):
         self,
         tgt: torch.Tensor,
         memory: torch.Tensor,
-        src_mask: torch.Tensor | None = None,
+        src_mask: torch.Tensor | None,
         tgt_mask: torch.Tensor | None = None,
         attention: AttentionWeights | None = None,
     ) -> torch.Tensor:
         """Shapes: tgt (B, T) ids, memory (B, S, D), src_mask (B, 1, 1, S), tgt_mask
-        (B, 1, T, T) -> logits (B, T, V). ``tgt_mask`` defaults to causal AND padding;
-        ``src_mask`` to no masking, so pass the one used in ``encode``."""
-        self._check_decoder_inputs(tgt, memory, src_mask)
-        B, T = tgt.shape
-        if tgt_mask is None:
-            tgt_mask = target_mask(tgt, self.pad_id)
-        check_mask("tgt_mask", tgt_mask, (B, 1, T, T), "(B, 1, T, T)")
-        x = self.positional(self.tgt_embed(tgt))  # (B, T) -> (B, T, D)
-        hidden = self.decoder(x, memory, tgt_mask, src_mask, attention)
-        return self.output(hidden)  # (B, T, D) -> (B, T, V)
+        (B, 1, T, T) -> logits (B, T, V). ``tgt_mask`` defaults to causal AND padding.
 
-    def decode_step(
-        self,
-        tgt: torch.Tensor,
-        memory: torch.Tensor,
-        src_mask: torch.Tensor | None,
-        cache: DecoderCache,
-    ) -> torch.Tensor:
-        """Incremental decoding: the logits after ``tgt``, ``decode(tgt, memory,
-        src_mask)[:, -1]``, but only the newest token runs through the decoder.
-
-        ``cache`` holds the keys and values of the first t - 1 positions (none at the first
-        step: start with ``DecoderCache(config.n_decoder_layers)``) and gains position t - 1.
-        The earlier positions need no recomputing: with the causal mask they never read a
-        later token, so their keys and values stay what they were. Pass the same ``memory``
-        at every step: its keys and values are projected at the first and then reused.
-
-        Shapes: tgt (B, t) the whole prefix, memory (B, S, D), src_mask (B, 1, 1, S)
-        -> logits (B, V).
-        """
-        self._check_decoder_inputs(tgt, memory, src_mask)
-        B, t = tgt.shape
-        if cache.length != t - 1:
-            fail(
-                "cache",
-                f"the keys and values of the first t - 1 = {t - 1} positions of tgt",
-                f"{cache.length} positions",
-                "Start each search with a new DecoderCache and call decode_step once per token.",
-            )
-        # embed the prefix as decode does, keep the newest: it gets position t - 1
-        x = self.positional(self.tgt_embed(tgt))[:, -1:]  # (B, t, D) -> (B, 1, D)
-        # the newest query may see every earlier position: its row of target_mask is the
-        # padding mask of the prefix
-        tgt_mask = padding_mask(tgt, self.pad_id)  # (B, 1, 1, t)
-        hidden = self.decoder(x, memory, tgt_mask, src_mask, cache=cache)  # (B, 1, D)
-        return self.output(hidden[:, -1])  # (B, D) -> (B, V)
-
-    def _check_decoder_inputs(
-        self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None
-    ) -> None:
-        """What ``decode`` and ``decode_step`` both need: ids, a length within the position
-        table, and a memory (and source mask) for the same sentences."""
+        ``src_mask`` has no default: pass the one ``encode`` used, or None only when no
+        source position is padding. (A default of no mask would let every query attend to
+        the padded source positions without a word of warning: notebook 04's bug.)"""
         check_token_ids("tgt", tgt, self.tgt_vocab_size, "(B, T)", min_length=1)
         check_length("tgt", tgt.size(1), self.max_len)
         check_width("memory", memory, self.config.d_model, "(B, S, D)")
-        B = tgt.size(0)
+        B, T = tgt.shape
         if memory.size(0) != B:
             fail(
                 "memory",
@@ -290,6 +192,12 @@ class Transformer(ModelContract):
                 "Pass what encode() returned for the same sentences.",
             )
         check_mask("src_mask", src_mask, (B, 1, 1, memory.size(1)), "(B, 1, 1, S)")
+        if tgt_mask is None:
+            tgt_mask = target_mask(tgt, self.pad_id)
+        check_mask("tgt_mask", tgt_mask, (B, 1, T, T), "(B, 1, T, T)")
+        x = self.positional(self.tgt_embed(tgt))  # (B, T) -> (B, T, D)
+        hidden = self.decoder(x, memory, tgt_mask, src_mask, attention)
+        return self.output(hidden)  # (B, T, D) -> (B, T, V)
 
     def forward(
         self,

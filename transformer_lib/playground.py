@@ -21,10 +21,11 @@ from matplotlib.figure import Figure
 from torch import nn
 
 from transformer_lib import viz
-from transformer_lib._checks import check_int, check_model, fail
+from transformer_lib._checks import check_int, fail
+from transformer_lib.contract import check_model
 from transformer_lib.data import detokenize, tokenize
 from transformer_lib.i18n import N_, _
-from transformer_lib.translate import translate
+from transformer_lib.translate import translate_detailed
 from transformer_lib.vocab import Vocab
 from transformer_lib.widgets._common import LABEL_STYLE, Panel
 
@@ -71,20 +72,20 @@ def draw_translation(
     if not words:
         _message(ax, "Type an English sentence.")
         return _("Type an English sentence, e.g. {example}").format(example=repr(EXAMPLE))
-    check_model("model", model, "max_len")
+    check_model("model", model)
     if len(words) > model.max_len:
         _message(ax, "Sentence too long")
         return _(
             "⚠ {count} tokens: this model reads at most {max_len}. Try a shorter sentence."
         ).format(count=len(words), max_len=model.max_len)
-    result = translate(
+    (result,) = translate_detailed(
         model,
-        " ".join(words),  # tokenize splits this into `words` again
+        [" ".join(words)],  # tokenize splits this into `words` again
         src_vocab,
         tgt_vocab,
         method=method,
         beam_size=beam_size,
-        return_attention=True,
+        attention=True,
     )
     n_layers = result.cross_attention.size(0)
     if not -n_layers <= layer < n_layers:
@@ -127,7 +128,7 @@ def translation_playground(
     translation and its cross-attention map; a line under the text box says how capitals
     are read (see :func:`truecase`). The box carries ``.controls`` and the last
     ``.figure``; it works with the plain inline backend."""
-    check_model("model", model, "config")
+    check_model("model", model)
     n_layers = model.config.n_decoder_layers
     controls = {
         "text": widgets.Text(

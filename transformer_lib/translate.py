@@ -1,8 +1,8 @@
 """Translate text with a trained model: tokenize, encode, search, decode, detokenize.
 
-Unknown words are read as ``<unk>`` and reported, never an error. With
-``return_attention`` each result carries the cross-attention of every layer, read in one
-more teacher-forced pass over the output.
+Unknown words are read as ``<unk>`` and reported, never an error. ``translate`` returns
+the texts, ``translate_detailed`` a :class:`Translation` each; with ``attention`` it
+carries the cross-attention of every layer, read in one more teacher-forced pass.
 
 Shapes:
     B batch, S source length, L output length, H heads.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, overload
 
 import torch
 from torch import nn
@@ -21,16 +20,16 @@ from transformer_lib._checks import (
     check_alpha,
     check_int,
     check_length,
-    check_model,
     check_output_length,
     fail,
 )
 from transformer_lib.attention import AttentionWeights
+from transformer_lib.contract import check_model
 from transformer_lib.data import detokenize, tokenize
 from transformer_lib.decode import beam_search, greedy_decode, inference_mode
 from transformer_lib.vocab import BOS_ID, EOS_ID, Vocab, check_vocabularies
 
-__all__ = ["Translation", "cross_attention", "translate"]
+__all__ = ["Translation", "cross_attention", "translate", "translate_detailed"]
 
 
 @dataclass
@@ -50,24 +49,6 @@ class Translation:
     cross_attention: torch.Tensor | None = None
 
 
-# One static return type per call. A str is also a Sequence[str]; overloads are tried in
-# order, so a str matches the first one (mypy still reports the overlap; it is harmless).
-@overload
-def translate(
-    model: nn.Module,
-    sentences: str,
-    src_vocab: Vocab,
-    tgt_vocab: Vocab,
-    method: str = "greedy",
-    beam_size: int = 4,
-    alpha: float = 0.6,
-    max_len: int | None = None,
-    batch_size: int = 64,
-    return_attention: Literal[False] = False,
-) -> str: ...
-
-
-@overload
 def translate(
     model: nn.Module,
     sentences: Sequence[str],
@@ -78,98 +59,70 @@ def translate(
     alpha: float = 0.6,
     max_len: int | None = None,
     batch_size: int = 64,
-    return_attention: Literal[False] = False,
-) -> list[str]: ...
+) -> list[str]:
+    """Translate a list of sentences: tokenize, encode, search, decode the ids, detokenize.
 
-
-@overload
-def translate(
-    model: nn.Module,
-    sentences: str,
-    src_vocab: Vocab,
-    tgt_vocab: Vocab,
-    method: str = "greedy",
-    beam_size: int = 4,
-    alpha: float = 0.6,
-    max_len: int | None = None,
-    batch_size: int = 64,
-    *,
-    return_attention: Literal[True],
-) -> Translation: ...
-
-
-@overload
-def translate(
-    model: nn.Module,
-    sentences: Sequence[str],
-    src_vocab: Vocab,
-    tgt_vocab: Vocab,
-    method: str = "greedy",
-    beam_size: int = 4,
-    alpha: float = 0.6,
-    max_len: int | None = None,
-    batch_size: int = 64,
-    *,
-    return_attention: Literal[True],
-) -> list[Translation]: ...
-
-
-def translate(
-    model: nn.Module,
-    sentences: str | Sequence[str],
-    src_vocab: Vocab,
-    tgt_vocab: Vocab,
-    method: str = "greedy",
-    beam_size: int = 4,
-    alpha: float = 0.6,
-    max_len: int | None = None,
-    batch_size: int = 64,
-    return_attention: bool = False,
-) -> str | list[str] | Translation | list[Translation]:
-    """Translate text: tokenize, encode, search, decode the ids, detokenize.
-
-    Unknown words are encoded as ``<unk>`` (listed in ``Translation.unknown``), never an
-    error. ``method`` is "greedy" or "beam" (``beam_size``, ``alpha``: see
+    Unknown words are encoded as ``<unk>``, never an error (:func:`translate_detailed`
+    lists them). ``method`` is "greedy" or "beam" (``beam_size``, ``alpha``: see
     :func:`decode.beam_search`). Text with no token (``""``, spaces) translates to ``""``
-    without calling the model. Returns a string per sentence, or with
-    ``return_attention`` a :class:`Translation` holding the cross-attention of every layer
-    (from one more teacher-forced pass over the output). A single string in gives a single
-    result out.
+    without calling the model. Returns one string per sentence, in order.
+    """
+    results = translate_detailed(
+        model, sentences, src_vocab, tgt_vocab, method, beam_size, alpha, max_len, batch_size
+    )
+    return [result.text for result in results]
+
+
+def translate_detailed(
+    model: nn.Module,
+    sentences: Sequence[str],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    method: str = "greedy",
+    beam_size: int = 4,
+    alpha: float = 0.6,
+    max_len: int | None = None,
+    batch_size: int = 64,
+    attention: bool = False,
+) -> list[Translation]:
+    """:func:`translate`, returning a :class:`Translation` per sentence: the text, the
+    tokens on both sides, the unknown words, the score and, with ``attention``, the
+    cross-attention of every layer (from one more teacher-forced pass over the output).
     """
     _check_arguments(model, src_vocab, tgt_vocab, method, beam_size, alpha, max_len, batch_size)
-    single = isinstance(sentences, str)
-    items = [sentences] if single else list(sentences)
-    for i, sentence in enumerate(items):
+    if isinstance(sentences, str) or not isinstance(sentences, Sequence):
+        fail(
+            "sentences",
+            "a list of str",
+            f"{type(sentences).__name__} {sentences!r:.40}",
+            "Wrap a single sentence in a list: translate(model, [sentence], ...).",
+            error=TypeError,
+        )
+    for i, sentence in enumerate(sentences):
         if not isinstance(sentence, str):
             fail(f"sentences[{i}]", "a str", type(sentence).__name__, error=TypeError)
-    words = [tokenize(sentence) for sentence in items]
+    words = [tokenize(sentence) for sentence in sentences]
     for i, tokens in enumerate(words):
         check_length(f"sentences[{i}]", len(tokens), model.max_len)  # in tokens
-    results: list[Translation | None] = [None] * len(items)
+    results = [Translation(sentence, "", [], [], []) for sentence in sentences]  # empty: ""
     order = sorted((i for i, tokens in enumerate(words) if tokens), key=lambda i: len(words[i]))
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
-        for i, result in zip(
-            chunk,
-            _translate_batch(
-                model,
-                [words[i] for i in chunk],
-                src_vocab,
-                tgt_vocab,
-                method,
-                beam_size,
-                alpha,
-                max_len,
-                return_attention,
-            ),
-        ):
-            result.source = items[i]
+        batch = _translate_batch(
+            model,
+            [words[i] for i in chunk],
+            src_vocab,
+            tgt_vocab,
+            method,
+            beam_size,
+            alpha,
+            max_len,
+            attention,
+        )
+        for i, result in zip(chunk, batch):
+            result.source = sentences[i]
             results[i] = result
-    for i, tokens in enumerate(words):
-        if not tokens:  # nothing to translate
-            results[i] = Translation(items[i], "", [], [], [])
-    out = results if return_attention else [r.text for r in results]
-    return out[0] if single else out
+    return results
 
 
 def _check_arguments(model, src_vocab, tgt_vocab, method, beam_size, alpha, max_len, batch_size):
@@ -179,14 +132,14 @@ def _check_arguments(model, src_vocab, tgt_vocab, method, beam_size, alpha, max_
     check_int("beam_size", beam_size, minimum=1)
     check_alpha(alpha)
     check_int("batch_size", batch_size, minimum=1)
-    check_model("model", model, "pad_id", "max_len", "src_vocab_size", "tgt_vocab_size")
+    check_model("model", model)
     check_vocabularies(model, src_vocab, tgt_vocab)
     if max_len is not None:
         check_output_length("max_len", max_len, model.max_len)
 
 
 def _translate_batch(
-    model, words, src_vocab, tgt_vocab, method, beam_size, alpha, max_len, return_attention
+    model, words, src_vocab, tgt_vocab, method, beam_size, alpha, max_len, attention
 ) -> list[Translation]:
     device, pad_id = next(model.parameters()).device, model.pad_id
     ids = [src_vocab.encode(tokens) for tokens in words]
@@ -212,7 +165,7 @@ def _translate_batch(
                 score=float(scores[b]),
             )
         )
-    if return_attention:
+    if attention:
         _attach_attention(model, src, out, results, pad_id)
     return results
 

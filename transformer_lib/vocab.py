@@ -14,7 +14,8 @@ from typing import NoReturn
 
 import torch
 
-from transformer_lib._checks import check_int, check_model, check_tensor, fail
+from transformer_lib._checks import check_int, check_tensor, fail
+from transformer_lib.contract import check_model
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 SPECIALS = (PAD, UNK, BOS, EOS)
@@ -165,7 +166,7 @@ class Vocab:
 
 def check_vocabularies(model: object, src_vocab: object, tgt_vocab: object) -> None:
     """The vocabularies must be the ones the model was built for: at least their sizes match."""
-    check_model("model", model, "src_vocab_size", "tgt_vocab_size")
+    check_model("model", model)
     sizes = {"src_vocab": model.src_vocab_size, "tgt_vocab": model.tgt_vocab_size}
     for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
         if not isinstance(vocab, Vocab):

@@ -9,7 +9,7 @@ import torch
 from safetensors.torch import save as save_tensors
 from torch import nn
 
-from transformer_lib._checks import check_model, fail
+from transformer_lib._checks import fail
 from transformer_lib.checkpoint import _store
 from transformer_lib.checkpoint._files import (
     DAMAGED,
@@ -24,6 +24,7 @@ from transformer_lib.checkpoint._files import (
 )
 from transformer_lib.checkpoint._training import load_training, training_tensors
 from transformer_lib.config import TransformerConfig
+from transformer_lib.contract import check_model
 from transformer_lib.model import Transformer
 from transformer_lib.train_state import TrainState
 from transformer_lib.vocab import Vocab
@@ -94,7 +95,7 @@ def save_checkpoint(
             str(path),
             f"Save to {path.parent}.",
         )
-    check_model("model", model, "config")
+    check_model("model", model)
     tensors, aliases = _weights(model)
     meta = {
         "format": FORMAT,
@@ -188,7 +189,7 @@ def load_checkpoint(
     if model is None:
         model = Transformer(config).to(device or "cpu")
     else:
-        check_model("model", model, "config")
+        check_model("model", model)
     _check_compatible(model, weights, meta["config"])
     _check_same_model(model, meta)
     model.load_state_dict(weights)

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from transformer_lib._checks import check_model, fail
+from transformer_lib._checks import fail
+from transformer_lib.contract import check_model
 from transformer_lib.data import collate, encode_pairs, tokenize
 from transformer_lib.evaluate.alignment import alignment_error_rate, attention_alignment
 from transformer_lib.evaluate.bleu import corpus_bleu, exact_match
@@ -35,7 +36,7 @@ def reference_attention(
     Shapes: one (n_layers, H, T + 1, S) tensor per example; rows are the reference's T
     tokens then ``<eos>`` (row t is the step that predicts target token t).
     """
-    check_model("model", model, "pad_id")
+    check_model("model", model)
     check_vocabularies(model, src_vocab, tgt_vocab)
     pairs = encode_pairs(examples, src_vocab, tgt_vocab)
     device = next(model.parameters()).device

@@ -9,6 +9,8 @@ from functools import partial
 import torch
 from torch import nn
 
+from transformer_lib.config import TransformerConfig
+from transformer_lib.contract import ModelContract
 from transformer_lib.decode import greedy_decode
 from transformer_lib.exercises._compare import _expect, _tensor
 from transformer_lib.exercises._core import Mistake, _passed, exercise
@@ -19,7 +21,7 @@ from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID
 __all__ = ["check_greedy_decode"]
 
 
-class RuleTranslator(nn.Module):
+class RuleTranslator(ModelContract):
     """A stand-in for ``Transformer`` whose next token is a known rule, so a check is instant.
 
     After the prefix ``y_0 … y_j`` (``y_0`` = ``<bos>``) it predicts ``<eos>`` once j has
@@ -34,13 +36,14 @@ class RuleTranslator(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        self.pad_id, self.max_len = PAD_ID, 32
+        # the contract reads vocabulary, padding and length from it; no layer is built from it
+        self.config = TransformerConfig.small(self.vocab_size, max_len=32, pad_id=PAD_ID)
 
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
         return nn.functional.one_hot(src, self.vocab_size).float()  # (B, S) -> (B, S, V)
 
     def decode(
-        self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None
+        self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None
     ) -> torch.Tensor:
         B, T = tgt.shape
         src = memory.argmax(dim=-1)  # (B, S, V) -> (B, S)

@@ -18,8 +18,9 @@ from torch import nn
 from transformer_lib._checks import check_mask
 from transformer_lib.attention import AttentionWeights
 from transformer_lib.config import TransformerConfig
+from transformer_lib.contract import ModelContract
 from transformer_lib.masks import causal_mask, padding_mask
-from transformer_lib.model import Decoder, Encoder, ModelContract, Transformer
+from transformer_lib.model import Decoder, Encoder, Transformer
 from transformer_lib.reference.layers import (
     to_torch_attn_mask,
     to_torch_decoder_layer,
@@ -163,13 +164,13 @@ class TorchTransformer(ModelContract):
         self,
         tgt: torch.Tensor,
         memory: torch.Tensor,
-        src_mask: torch.Tensor | None = None,
+        src_mask: torch.Tensor | None,
         tgt_mask: torch.Tensor | None = None,
         attention: AttentionWeights | None = None,
     ) -> torch.Tensor:
         """Shapes: tgt (B, T) ids, memory (B, S, D), src_mask (B, 1, 1, S), tgt_mask
         (B, 1, T, T) -> logits (B, T, V). ``tgt_mask`` defaults to causal AND padding;
-        ``src_mask`` to no masking, as in ``Transformer.decode``."""
+        ``src_mask`` must be passed (None: no source padding), as in ``Transformer.decode``."""
         B, T = tgt.shape
         check_mask("tgt_mask", tgt_mask, (B, 1, T, T), "(B, 1, T, T)")
         check_mask("src_mask", src_mask, (B, 1, 1, memory.size(1)), "(B, 1, 1, S)")

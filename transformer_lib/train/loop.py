@@ -15,8 +15,9 @@ import torch
 from torch import nn
 from torch.optim.lr_scheduler import LRScheduler
 
-from transformer_lib._checks import check_int, check_model, fail
+from transformer_lib._checks import check_int, fail
 from transformer_lib.checkpoint import save_checkpoint
+from transformer_lib.contract import check_model
 from transformer_lib.train.loss import label_smoothed_cross_entropy
 from transformer_lib.train.progress import Run
 from transformer_lib.train_state import TrainState
@@ -54,13 +55,13 @@ def train(
     ``checkpoint_every`` steps and at the end. The model trains on the device it is on;
     padding is ``model.pad_id``.
 
-    Every step the loss and the gradient norm are checked before the optimizer step (one
-    device sync per step), and the weights before each checkpoint: a non-finite value
+    Every step the loss and the gradient norm are checked before the optimizer step (the
+    step's one device sync), and the weights before each checkpoint: a non-finite value
     stops the run with ``FloatingPointError`` and the last good checkpoint stays.
 
     Shapes: each batch has src (B, S), tgt_in (B, T), tgt_out (B, T).
     """
-    check_model("model", model, "pad_id")
+    check_model("model", model)
     _check_limits(steps, epochs, max_seconds, log_every, checkpoint_every, checkpoint_dir)
     state = TrainState() if state is None else state
     device = next(model.parameters()).device
@@ -72,7 +73,11 @@ def train(
         for index, batch in _unused_batches(batches, state):
             src, tgt_in, tgt_out = _unpack(batch, device)
             loss_sum, n_tokens = _loss(model, src, tgt_in, tgt_out, label_smoothing)
-            grad_norm = _update(model, loss_sum, n_tokens, optimizer, scheduler, clip_norm)
+            grad_norm = _backward(model, optimizer, loss_sum, n_tokens, clip_norm)
+            n_tokens, grad_norm = _finite(loss_sum, n_tokens, grad_norm)  # the step's one sync
+            optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
             state.step += 1
             state.batch_in_epoch = index + 1
             run.after_step(loss_sum.detach(), n_tokens, grad_norm, optimizer)
@@ -152,51 +157,49 @@ def _loss(
     tgt_in: torch.Tensor,
     tgt_out: torch.Tensor,
     label_smoothing: float,
-) -> tuple[torch.Tensor, int]:
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Summed label-smoothed loss of one batch and its number of real target tokens.
 
-    Shapes: src (B, S), tgt_in (B, T), tgt_out (B, T) -> scalar, int.
+    Shapes: src (B, S), tgt_in (B, T), tgt_out (B, T) -> scalar, scalar (int64).
     """
     logits = model(src, tgt_in)  # (B, T, V)
     loss_sum = label_smoothed_cross_entropy(
         logits, tgt_out, label_smoothing, model.pad_id, reduction="sum"
     )
-    return loss_sum, int((tgt_out != model.pad_id).sum())
+    return loss_sum, (tgt_out != model.pad_id).sum()
 
 
-def _update(
+def _backward(
     model: nn.Module,
-    loss_sum: torch.Tensor,
-    n_tokens: int,
     optimizer: torch.optim.Optimizer,
-    scheduler: LRScheduler | None,
+    loss_sum: torch.Tensor,
+    n_tokens: torch.Tensor,
     clip_norm: float | None,
-) -> float:
-    """Backward, clip, check, one optimizer and scheduler step; returns the gradient norm
-    (loss and norm are checked finite before the weights change)."""
+) -> torch.Tensor:
+    """Gradients of the mean loss per token, clipped; returns their norm (a tensor: nothing
+    here waits for the device)."""
     optimizer.zero_grad(set_to_none=True)
-    (loss_sum / max(n_tokens, 1)).backward()
-    grad_norm = _clip(model, clip_norm)
-    norm = _finite(loss_sum, n_tokens, grad_norm)
-    optimizer.step()
-    if scheduler is not None:
-        scheduler.step()
-    return norm
+    (loss_sum / n_tokens.clamp(min=1)).backward()
+    return _clip(model, clip_norm)
 
 
 _DIVERGED = "Lower the learning rate (factor) or check the data: a batch may contain only padding."
 
 
-def _finite(loss_sum: torch.Tensor, n_tokens: int, grad_norm: torch.Tensor) -> float:
-    """The gradient norm as a float, once it and the loss are finite (one device sync for
-    both); a non-finite one raises ``FloatingPointError`` before the optimizer step."""
-    pair = torch.stack([loss_sum.detach().float(), grad_norm.detach().float().to(loss_sum.device)])
-    loss_value, norm_value = pair.tolist()
+def _finite(
+    loss_sum: torch.Tensor, n_tokens: torch.Tensor, grad_norm: torch.Tensor
+) -> tuple[int, float]:
+    """The token count and gradient norm as numbers, once the loss and norm are finite
+    (one device sync for all three); a non-finite one raises ``FloatingPointError`` before
+    the optimizer step changes the weights."""
+    values = [loss_sum.detach().float(), n_tokens.float(), grad_norm.detach().float()]
+    loss_value, count, norm_value = torch.stack([v.to(loss_sum.device) for v in values]).tolist()
+    n_tokens = int(count)
     if not math.isfinite(loss_value):
         fail("loss", "finite", repr(loss_value / max(n_tokens, 1)), _DIVERGED, FloatingPointError)
     if not math.isfinite(norm_value):
         fail("grad_norm", "finite", repr(norm_value), _DIVERGED, FloatingPointError)
-    return norm_value
+    return n_tokens, norm_value
 
 
 def _clip(model: nn.Module, clip_norm: float | None) -> torch.Tensor:

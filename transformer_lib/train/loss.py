@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from transformer_lib._checks import check_probability, check_tensor, check_token_ids, fail
+from transformer_lib._checks import check_id_range, check_probability, check_tensor, fail
 
 __all__ = ["label_smoothed_cross_entropy"]
 
@@ -48,10 +48,10 @@ def label_smoothed_cross_entropy(
     if reduction not in ("mean", "sum", "none"):
         fail("reduction", "'mean', 'sum' or 'none'", repr(reduction))
     keep = torch.ones_like(target, dtype=torch.bool) if pad_id is None else target != pad_id
-    check_token_ids("target", target[keep], logits.size(-1), "(B, T) or (N,)", ndim=None)
+    safe_target = target.masked_fill(~keep, 0)  # pads read as id 0: ignored below
+    check_id_range("target", safe_target, logits.size(-1))
     log_probs = torch.log_softmax(logits.float(), dim=-1)  # (..., V)
-    safe_target = target.masked_fill(~keep, 0).unsqueeze(-1)  # (..., 1)
-    nll = -log_probs.gather(-1, safe_target).squeeze(-1)  # (..., V) -> (...)
+    nll = -log_probs.gather(-1, safe_target[..., None]).squeeze(-1)  # (..., V) -> (...)
     uniform = -log_probs.mean(dim=-1)  # cross-entropy with the uniform distribution (...)
     per_token = torch.where(keep, (1.0 - epsilon) * nll + epsilon * uniform, 0.0)
     if reduction == "none":
