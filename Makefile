@@ -117,7 +117,8 @@ $(VPY):
 		{ echo "The course needs Python >= 3.10; '$(PYTHON)' is older. Try: make PYTHON=python3.11 ..."; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 
-# The package (editable) with its test tools and nbgrader (the `instructor` extra), pinned
+# The package (editable) with the course's tools (the `course` extra: JupyterLab, slides,
+# handouts), its test tools and nbgrader (the `instructor` extra), pinned
 # by constraints.txt, and a named Jupyter kernel inside the venv (--sys-prefix: nothing is
 # written outside the repo). nbgrader's JupyterLab menu and server extensions (formgrader,
 # assignment list, ...) need a course and an exchange on a JupyterHub; they are switched off
@@ -127,7 +128,7 @@ $(VPY):
 # tools/lab_settings/zh_CN holds the user settings `make lab-zh` starts with (locale zh_CN).
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 $(STAMP): pyproject.toml constraints.txt Makefile $(shell find tools/lab_settings -type f) | $(VPY)
-	$(PIP) install -c constraints.txt -e '.[test,instructor]'
+	$(PIP) install -c constraints.txt -e '.[course,test,instructor]'
 	mkdir -p $(dir $(LAB_OVERRIDES)) && cp tools/lab_settings/overrides.json $(LAB_OVERRIDES)
 	rm -rf $(LAB_ZH_SETTINGS) && cp -r tools/lab_settings/zh_CN $(LAB_ZH_SETTINGS)
 	$(VPY) -m ipykernel install --sys-prefix --name $(KERNEL_NAME) --display-name "$(KERNEL_DISPLAY)"

@@ -39,7 +39,7 @@ FIELDS = ["kernels", "threads", "variant", "seed", "step", "loss", *METRICS, *AB
 
 
 def read(path: Path) -> list[dict]:
-    from transformer_lib.ablation import read_rows
+    from transformer_lib.studies.ablation import read_rows
 
     rows = read_rows(path)
     for row in rows:
@@ -51,7 +51,7 @@ def train_here(path: Path, command: str) -> None:
     """Train what ``path`` lacks under this process's kernel set and thread count."""
     import torch
 
-    from transformer_lib.ablation import Corpus, train_variant
+    from transformer_lib.studies.ablation import Corpus, train_variant
 
     threads = int(os.environ["OMP_NUM_THREADS"])
     torch.set_num_threads(threads)

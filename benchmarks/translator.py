@@ -25,7 +25,6 @@ import sys
 import torch
 
 from transformer_lib import get_device
-from transformer_lib.ablation import RECIPE, recipe_config
 from transformer_lib.data import (
     build_vocabs,
     concatenate_pairs,
@@ -36,6 +35,7 @@ from transformer_lib.data import (
 from transformer_lib.evaluate import evaluate_translations
 from transformer_lib.model import Transformer
 from transformer_lib.reference import TorchTransformer
+from transformer_lib.studies.ablation import RECIPE, recipe_config
 from transformer_lib.train import TrainState, make_optimizer, make_scheduler, train
 
 from _common import print_peak_memory  # benchmarks/ is not a package

@@ -30,7 +30,6 @@ from pathlib import Path
 import torch
 
 from transformer_lib import TransformerConfig, get_device
-from transformer_lib.ablation import RECIPE, recipe_config
 from transformer_lib.data import (
     build_vocabs,
     concatenate_pairs,
@@ -40,6 +39,7 @@ from transformer_lib.data import (
 )
 from transformer_lib.evaluate import bleu_confidence_interval, corpus_bleu
 from transformer_lib.model import Transformer
+from transformer_lib.studies.ablation import RECIPE, recipe_config
 from transformer_lib.train import TrainState, make_optimizer, make_scheduler, train
 from transformer_lib.translate import translate
 

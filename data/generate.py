@@ -1,8 +1,11 @@
 """Generate the bundled toy English->German corpus, byte for byte reproducibly.
 
-    python data/generate.py            # (re)write train/valid/test/longer.tsv + SHA256SUMS here
+    python data/generate.py            # (re)write train/valid/test/longer.tsv + SHA256SUMS
     python data/generate.py --out DIR  # write them somewhere else
     python data/generate.py --check    # regenerate in a temp dir, compare bytes, exit 1 on drift
+
+They are written into ``transformer_lib/data/bundled/``, where the library finds them as
+package data (so an installed ``transformer_lib`` carries its corpus).
 
 Only the standard library and one ``random.Random(SEED)`` are used, and nothing
 iterates over a set or depends on hash order, so every run gives the same bytes.
@@ -27,6 +30,8 @@ from pathlib import Path
 SEED = 1706_03762  # the arXiv id of "Attention Is All You Need"
 SIZES = {"train": 24_000, "valid": 500, "test": 500}
 N_LONGER = 400
+# Where the library reads the corpus as package data (transformer_lib.data.DATA_DIR).
+BUNDLED = Path(__file__).resolve().parents[1] / "transformer_lib" / "data" / "bundled"
 MIN_LEN, MAX_LEN = 4, 15  # tokens per side in train/valid/test; longer.tsv exceeds MAX_LEN
 FILES = ("train.tsv", "valid.tsv", "test.tsv", "longer.tsv")
 
@@ -751,9 +756,13 @@ def check(data_dir: str | Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    here = Path(__file__).resolve().parent
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=here, help="output folder (default: data/)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=BUNDLED,
+        help="output folder (default: transformer_lib/data/bundled/)",
+    )
     parser.add_argument(
         "--check",
         action="store_true",

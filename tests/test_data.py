@@ -1,4 +1,5 @@
-"""Tests for the bundled corpus (data/) and transformer_lib.data / transformer_lib.vocab."""
+"""Tests for the bundled corpus (transformer_lib/data/bundled/, made by data/generate.py) and
+transformer_lib.data / transformer_lib.vocab."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import importlib.util
 import json
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -30,9 +32,11 @@ from transformer_lib.data import (
 )
 from transformer_lib.vocab import Vocab
 
+GENERATOR = Path(__file__).resolve().parents[1] / "data" / "generate.py"
+
 
 def _load_generator():
-    spec = importlib.util.spec_from_file_location("corpus_generator", DATA_DIR / "generate.py")
+    spec = importlib.util.spec_from_file_location("corpus_generator", GENERATOR)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while being built
     spec.loader.exec_module(module)
@@ -58,6 +62,7 @@ def small_pairs(corpus):
 
 # ---------------------------------------------------------------- the corpus files
 def test_regenerating_gives_byte_identical_files(gen, tmp_path):
+    assert gen.BUNDLED == DATA_DIR  # the generator writes where the library reads
     digests = gen.generate(tmp_path)
     assert sorted(digests) == sorted(f"{name}.tsv" for name in SPLITS)
     for name in [*digests, "SHA256SUMS"]:

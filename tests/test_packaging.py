@@ -1,12 +1,15 @@
 """Keep the three ways of installing the course in step.
 
 `make lab` / `make test` (Makefile), conda and Binder (environment.yml) must install
-the same package, with the same extra, under the same pins (constraints.txt), and
-the pins must satisfy what pyproject.toml declares.
+the same package, with the same extras, under the same pins (constraints.txt), and
+the pins must satisfy what pyproject.toml declares. The library's own dependencies are
+what it imports; the course's tools are an extra.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
 import json
 import os
 import re
@@ -79,9 +82,11 @@ def declared_requirements() -> list[Requirement]:
 # --- environment.yml -------------------------------------------------------------------
 
 
-def test_env_installs_the_package_editable_with_the_test_extra():
+def test_env_installs_the_package_editable_with_the_course_and_test_extras():
     lines = [line.replace('"', "").replace("'", "") for line in env_pip_lines(load_environment())]
-    assert "-e .[test]" in lines, f"environment.yml's pip section must hold `-e .[test]`: {lines}"
+    assert "-e .[course,test]" in lines, (
+        f"environment.yml's pip section must hold `-e .[course,test]`: {lines}"
+    )
 
 
 def test_env_pip_section_uses_the_constraints_file():
@@ -113,11 +118,12 @@ def test_the_makefile_installs_like_environment_yml_plus_nbgrader():
     # environment.yml serves students (Binder); `make` also installs the `instructor` extra,
     # so that `make test` and CI test the grading tools.
     makefile = (ROOT / "Makefile").read_text()
-    pattern = r"\$\(PIP\) install -c constraints\.txt -e '\.\[test,instructor\]'"
+    pattern = r"\$\(PIP\) install -c constraints\.txt -e '\.\[course,test,instructor\]'"
     assert re.search(pattern, makefile), (
-        "the Makefile must run `$(PIP) install -c constraints.txt -e '.[test,instructor]'`"
+        "the Makefile must run `$(PIP) install -c constraints.txt -e '.[course,test,instructor]'`"
     )
-    assert set(load_pyproject()["project"]["optional-dependencies"]) == {"test", "instructor"}
+    extras = set(load_pyproject()["project"]["optional-dependencies"])
+    assert extras == {"course", "test", "instructor"}
 
 
 def _makefile_variable(name: str) -> list[str]:
@@ -195,6 +201,31 @@ def test_pins_apply_to_the_python_running_the_tests():
         pytest.skip("pins are tested on Python 3.11+")
     skipped = [str(r) for r in load_constraints().values() if r.marker and not r.marker.evaluate()]
     assert not skipped, f"pins that do not apply here: {skipped}"
+
+
+def imported_distributions() -> set[str]:
+    """The distributions whose modules transformer_lib imports, anywhere in its source."""
+    tops = set()
+    for path in (ROOT / "transformer_lib").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                tops |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                tops.add(node.module.split(".")[0])
+    tops -= set(sys.stdlib_module_names) | {"transformer_lib"}
+    providers = importlib.metadata.packages_distributions()
+    unknown = sorted(top for top in tops if top not in providers)
+    assert not unknown, (
+        f"transformer_lib imports modules that no installed package provides: {unknown}"
+    )
+    return {canonicalize_name(dist) for top in tops for dist in providers[top]}
+
+
+def test_the_dependencies_are_what_the_library_imports():
+    declared = {
+        canonicalize_name(Requirement(r).name) for r in load_pyproject()["project"]["dependencies"]
+    }
+    assert declared == imported_distributions()
 
 
 def test_package_discovery_is_limited_to_transformer_lib():

@@ -3,7 +3,8 @@
 One module per concept, in the order the notebooks teach them:
 config, embeddings, dropout, masks, attention, layers, model and reference (the same
 modules as PyTorch's); the translator pipeline (vocab, data, train, checkpoint, decode,
-translate, evaluate, ablation); the teaching layer (viz, widgets, playground, exercises).
+translate, evaluate); the teaching layer (viz, widgets, playground, exercises). Outside the
+core: studies (notebook 08's experiments).
 Masks are bool, True = may attend.
 """
 

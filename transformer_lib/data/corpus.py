@@ -30,6 +30,7 @@ import re
 import stat
 import unicodedata
 from collections.abc import Iterable, Iterator
+from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
@@ -52,7 +53,9 @@ __all__ = [
     "MAX_LINE_CHARS",
 ]
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+# The bundled corpus ships inside the package (package data), so an installed library has it;
+# data/generate.py at the repository's root writes it.
+DATA_DIR = Path(str(resources.files("transformer_lib.data") / "bundled"))
 SPLITS = ("train", "valid", "test", "longer")
 
 _PHARAOH = re.compile(r"\s*\d+-\d+(?:\s+\d+-\d+)*\s*")
@@ -263,7 +266,8 @@ def _read_checksums(data_dir: Path) -> dict[str, str]:
 
 
 def load_split(name: str, data_dir: str | Path | None = None, verify: bool = True) -> list[Example]:
-    """Load a split of the bundled corpus, checking its SHA-256 against ``data/SHA256SUMS``.
+    """Load a split of the bundled corpus (:data:`DATA_DIR`, or ``data_dir``), checking its
+    SHA-256 against the ``SHA256SUMS`` file beside it.
 
     `name` is one of ``"train"``, ``"valid"``, ``"test"``, ``"longer"``.
     """

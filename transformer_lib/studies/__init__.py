@@ -1,0 +1,7 @@
+"""The course's experiments, not part of the model or the translator pipeline.
+
+``ablation``: notebook 07's recipe with one thing changed at a time (the paper's Table 3 at
+toy scale), run live by notebook 08 and in full by ``benchmarks/ablations.py``. It may use
+anything in the library, ``reference.TorchTransformer`` (PyTorch's stack) included; nothing
+outside ``studies`` and the exercises of notebook 08 imports it.
+"""
