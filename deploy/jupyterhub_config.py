@@ -56,9 +56,9 @@ c.Spawner.start_timeout = 120  # a busy server may take a while to import Jupyte
 
 
 def jupyter_config_path(spawner) -> str:
-    """The user's Jupyter settings: the role's folder first, then the course's."""
+    """The user's Jupyter settings: their role's folder first, then the course's."""
     instructor = any(group.name == "instructors" for group in spawner.user.groups)
-    role = ROLES / ("instructor" if instructor else "student")
+    role = ROLES / ("instructors" if instructor else "students")
     return os.pathsep.join([str(role), str(ROLES / "course")])
 
 

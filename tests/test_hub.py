@@ -171,6 +171,23 @@ class User:
         return json.loads(page[start : page.index("</script>", start)])
 
 
+# -- deploy/ itself ----------------------------------------------------------------------------
+
+
+def test_git_ignores_no_file_of_deploy():
+    """A server and CI clone the repository: a file of deploy/ that git ignores (as
+    `student/`, the student edition's folder, once ignored the students' settings) would be
+    missing there."""
+    if not (ROOT / ".git").exists() or not shutil.which("git"):
+        pytest.skip("not a git clone")
+    files = [p for p in DEPLOY.rglob("*") if p.is_file() and "node_modules" not in p.parts]
+    assert len(files) >= 8, files
+    check = subprocess.run(
+        ["git", "check-ignore", *map(str, files)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert check.stdout == "", f"git ignores: {check.stdout}"
+
+
 # -- handing out the material: nbgitpuller links -----------------------------------------------
 
 
