@@ -5,10 +5,12 @@ The hub is deploy/jupyterhub_config.py as a class runs it, with test users, free
 127.0.0.1 and a temporary exchange: JupyterHub from the course environment, npm's
 configurable-http-proxy, and one JupyterLab per user started as that local system user, so
 the exchange's permissions are the real ones. Everyone acts through the hub's proxy with a
-token the hub issued them: the instructor through the formgrader's API (what its buttons
-call), the students through nbgrader's assignment list (what the Assignments tab calls) and
-the contents API (what saving a notebook calls). Nothing is written into a user's files by
-the test itself.
+token the hub issued them: the instructor releases through the formgrader's API (what its
+buttons call), the students work through nbgrader's assignment list (what the Assignments
+tab calls), the contents API (what saving a notebook calls) and nbgitpuller's link. The
+instructor grades with the README's nbgrader commands, run as a terminal in their JupyterLab
+runs them (as that user, in their home, with their server's environment). Nothing is written
+into a user's files by the test itself.
 
 It needs root (to create users and start their servers, as The Littlest JupyterHub's hub
 runs), useradd, node and `make hub-proxy`; without them it skips and says why, and under CI
@@ -154,6 +156,32 @@ class User:
         result = self.json("POST", f"formgrader/api/{action}")
         assert result["success"], f"formgrader {action}: {result.get('error') or result}"
         return result
+
+    def terminal(self, hub: Hub, command: str, timeout: int, attempts: int = 1) -> str:
+        """`command` as a terminal in the user's JupyterLab runs it: as the user, in their
+        home, with their Jupyter server's environment (PATH, JUPYTER_CONFIG_PATH, ...).
+        A run past `timeout` seconds is stopped (with every process it left) and retried, up
+        to `attempts` runs."""
+        pid = hub.api("GET", f"users/{self.name}")["servers"][""]["state"]["pid"]
+        environ = Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
+        run = ["runuser", "-u", self.name, "--", "env", "-i", *filter(None, environ)]
+        for attempt in range(1, attempts + 1):
+            try:
+                done = subprocess.run(
+                    [*run, "bash", "-c", f"cd && {command}"],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                )
+                break
+            except subprocess.TimeoutExpired as stopped:
+                for left in set(_processes_of(pwd.getpwnam(self.name).pw_uid)) - {pid}:
+                    with_suppressed(os.kill, left, signal.SIGKILL)
+                print(f"{self.name}$ {command}: stopped after {timeout} s (attempt {attempt})")
+                print((stopped.stderr or b"")[-3000:].decode(errors="replace"))
+                assert attempt < attempts, f"{self.name}$ {command}: no end in {attempts} runs"
+        assert done.returncode == 0, f"{self.name}$ {command}\n{done.stdout}{done.stderr[-5000:]}"
+        return done.stdout + done.stderr
 
     def save(self, path: str, model: dict) -> None:
         """Save a file or make a folder in the user's home, as JupyterLab does."""
@@ -547,12 +575,18 @@ def test_a_class_on_jupyterhub(hub, logged_in, users, git_server):
     for student in (solver, stubber):
         student.nbgrader("submit")
 
-    # The instructor: collect, autograde, feedback generated and released.
-    teacher.formgrader(f"assignment/{GRADED}/collect")
-    for student in (solver, stubber):
-        teacher.formgrader(f"submission/{GRADED}/{student.name}/autograde")
-    teacher.formgrader(f"assignment/{GRADED}/generate_feedback")
-    teacher.formgrader(f"assignment/{GRADED}/release_feedback")
+    # The instructor, in a terminal of their JupyterLab (the README's commands): collect,
+    # autograde, feedback generated and released. Autograding notebook 04 takes seconds, but
+    # on a loaded 2-core machine nbgrader's kernel has twice been left waiting for a reply
+    # that never came (from the formgrader and from the command line alike): a run that
+    # takes 4 minutes is stopped and run again, --force regrading what it had done.
+    teacher.terminal(
+        hub,
+        f"cd ~/course && nbgrader collect {GRADED} && nbgrader autograde --force {GRADED}"
+        f" && nbgrader generate_feedback {GRADED} && nbgrader release_feedback {GRADED}",
+        timeout=240,
+        attempts=2,
+    )
     grades = teacher.json("GET", f"formgrader/api/submissions/{GRADED}")
     assert {g["student"]: (g["score"], g["max_score"]) for g in grades} == {
         solver.name: (3.0, 3.0),
