@@ -78,8 +78,9 @@ c.Spawner.environment = {
     # Language -> 中文); the language pack is installed.
     "COURSE_LANG": "en",
 }
-# What one student needs (measured, README): the largest notebook's kernel peaks near
-# 0.6 GiB, plus the user's Jupyter server. LocalProcessSpawner enforces no limit; The
-# Littlest JupyterHub (`tljh-config set limits.memory 1G`) and Kubernetes do. Shown to users
-# by extensions that read it (MEM_LIMIT).
-c.Spawner.mem_limit = "1G"
+# What one student needs (measured, README): the largest notebook's kernel peaks at 0.6 GiB
+# (notebook 07's), a user's Jupyter server at 0.17 GiB; the limit leaves room for a second
+# open kernel. LocalProcessSpawner enforces neither number; The Littlest JupyterHub
+# (`tljh-config set limits.memory 2G`) and Kubernetes do.
+c.Spawner.mem_guarantee = "1G"
+c.Spawner.mem_limit = "2G"
