@@ -383,10 +383,20 @@ def users(place):
         yield names
     finally:
         for name in created:
-            uid = pwd.getpwnam(name).pw_uid
-            for pid in _processes_of(uid):  # the test users' processes only
-                with_suppressed(os.kill, pid, signal.SIGKILL)
-            subprocess.run(["userdel", "--remove", name], capture_output=True)
+            _remove_user(name)
+
+
+def _remove_user(name: str) -> None:
+    """Stop every process of the test user `name`, then delete the user and their home
+    (userdel refuses while one of their processes is still ending)."""
+    uid = pwd.getpwnam(name).pw_uid
+    deadline = time.monotonic() + 30
+    while (pids := _processes_of(uid)) and time.monotonic() < deadline:
+        for pid in pids:  # the test user's processes only
+            with_suppressed(os.kill, pid, signal.SIGKILL)
+        time.sleep(0.2)
+    done = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
+    assert done.returncode in (0, 12), f"userdel {name}: {done.stderr}"  # 12: home not removed
 
 
 def with_suppressed(function, *args) -> None:
