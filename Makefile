@@ -12,6 +12,8 @@ VPY := $(VENV)/bin/python
 PIP := $(VPY) -m pip
 # Written after a successful install; pip runs again only when these inputs change.
 STAMP := $(VENV)/.course-installed
+# Written after `npm ci` installed the hub's proxy (see hub-proxy).
+HUB_PROXY := deploy/node_modules/.course-installed
 KERNEL_NAME := transformer-course
 KERNEL_DISPLAY := Transformer course
 NBGRADER_SERVER_EXTENSIONS := $(addprefix nbgrader.server_extensions.,\
@@ -37,7 +39,7 @@ SUFFIX := $(if $(filter zh_CN,$(COURSE_LANG)),_zh_CN)
 # Jupyter refuses to start as root without this flag (containers, CI).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab lab-zh zh test test-kernels install format student handouts
+.PHONY: lab lab-zh zh test test-kernels install hub-proxy format student handouts
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT)
@@ -63,7 +65,7 @@ zh: $(STAMP)
 # 2-thread torch processes on 2 cores slow each other down); what a test or a stored output
 # compares holds at 1 and 2 threads alike (see test-kernels).
 TEST_JOBS ?= 2
-test: $(STAMP)
+test: $(STAMP) $(HUB_PROXY)
 	$(VENV)/bin/ruff check .
 	OMP_NUM_THREADS=1 $(VPY) -m pytest -n $(TEST_JOBS) tests
 	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target \
@@ -95,6 +97,15 @@ test-kernels: $(STAMP)
 	echo "All four kernel/thread runs passed."
 
 install: $(STAMP)
+
+# The hub's proxy (deploy/, README "Teaching a class on JupyterHub"): npm's
+# configurable-http-proxy as deploy/package-lock.json pins it, in deploy/node_modules.
+# `make test` installs it where npm exists; without it, tests/test_hub.py skips and says so.
+hub-proxy: $(HUB_PROXY)
+$(HUB_PROXY): deploy/package.json deploy/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd deploy && npm ci --no-audit --no-fund && touch $(CURDIR)/$@; \
+	else echo "No npm here: the hub's proxy is not installed (tests/test_hub.py will skip)."; fi
 
 # The student edition, in student/ (the Chinese edition's in student_zh_CN/): every notebook with its solutions replaced by stubs and
 # its outputs cleared, by nbgrader's own preprocessors (no nbgrader course needed).

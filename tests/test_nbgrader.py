@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import ast
 import csv
-import html
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -25,9 +23,16 @@ from pathlib import Path
 import browser_support as bs
 import nbformat
 import pytest
+from nbgrader_support import (
+    BEGIN,
+    GRADED,
+    answer,
+    not_implemented,
+    page_text,
+    unwrapped,
+)
 
 from transformer_lib import exercises, i18n
-from transformer_lib.exercises._core import NOT_IMPLEMENTED
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools"
@@ -36,10 +41,8 @@ sys.path.insert(0, str(TOOLS))
 import make_student  # noqa: E402
 import nbgrader_metadata  # noqa: E402
 
-BEGIN, END = nbgrader_metadata.BEGIN, nbgrader_metadata.END
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 ZH_EDITION = ROOT / "notebooks" / "zh_CN"
-GRADED = "04_masking"  # the notebook autograded: three exercises, about 5 s to run
 COURSE_SETTINGS = """
 c.CourseDirectory.root = {root!r}
 c.CourseDirectory.course_id = "transformer-course"
@@ -190,33 +193,6 @@ def _exercise(notebook, check: str) -> tuple[int, ast.FunctionDef]:
     raise AssertionError(f"no exercise checked by {check}")
 
 
-def _answer(source: str, body: str | None = None) -> str:
-    """A student's finished cell: each solution block's body kept, or replaced by `body`."""
-    lines, out, inside = source.split("\n"), [], False
-    for line in lines:
-        if line.strip() in (BEGIN, END):
-            inside = line.strip() == BEGIN
-            indent = line[: len(line) - len(line.lstrip())]
-            if inside and body is not None:
-                out.extend(textwrap.indent(body, indent).split("\n"))
-        elif not inside or body is None:
-            out.append(line)
-    return "\n".join(out)
-
-
-def _not_implemented(notebook) -> list[str]:
-    """What each check of `notebook` says of a stub, in the course's language."""
-    checks = [c.source for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")]
-    names = [re.search(r"exercises\.check_\w+\((\w+)\)$", s.strip())[1] for s in checks]
-    return [i18n._(NOT_IMPLEMENTED).format(name=f"`{name}`") for name in names]
-
-
-def _unwrapped(text: str) -> str:
-    """`text` without whitespace: a message is shown broken into lines, at spaces or (in
-    Chinese) between two characters."""
-    return "".join(text.split())
-
-
 def _new_course(root: Path, notebooks: list[Path]) -> Path:
     """A course in `root` whose source/ holds each of `notebooks` as its own assignment, all
     generated."""
@@ -265,7 +241,7 @@ def _grade_three_submissions(course: Path, edition: Path, lang: str, monkeypatch
     mistake = f"positions = torch.arange({size})\nreturn positions[None, :] > positions[:, None]"
     for position, cell in enumerate(wrong.cells):
         if cell.metadata.get("nbgrader", {}).get("solution"):
-            cell.source = _answer(cell.source, mistake if position == index else None)
+            cell.source = answer(cell.source, mistake if position == index else None)
     submissions = {
         "instructor": instructor,
         "untouched": nbformat.read(course / "release" / GRADED / name, as_version=4),
@@ -281,10 +257,10 @@ def _grade_three_submissions(course: Path, edition: Path, lang: str, monkeypatch
     hints = [i18n._(m.hint) for m in exercises.check_causal_mask.mistakes]
     assert any(hint in str(failed.value) for hint in hints), str(failed.value)
     assert i18n.has_cjk(str(failed.value)) == (lang == "zh_CN"), str(failed.value)
-    assert _unwrapped(str(failed.value)) in _unwrapped(_feedback(course, "wrong"))
+    assert unwrapped(str(failed.value)) in unwrapped(_feedback(course, "wrong"))
     shown = _feedback(course, "untouched")
-    stubs = _not_implemented(submissions["untouched"])
-    assert len(stubs) == 3 and all(_unwrapped(stub) in _unwrapped(shown) for stub in stubs)
+    stubs = not_implemented(submissions["untouched"])
+    assert len(stubs) == 3 and all(unwrapped(stub) in unwrapped(shown) for stub in stubs)
     assert "Traceback (most recent call last)" not in shown
 
 
@@ -305,10 +281,8 @@ def _graded(course: Path, submissions: dict) -> dict[str, float]:
 
 
 def _feedback(course: Path, student: str) -> str:
-    """The text of `student`'s feedback page: a message as the student saw it, broken into
-    lines, the name in a coloured span."""
-    page = (course / "feedback" / student / GRADED / f"{GRADED}.html").read_text()
-    return html.unescape(re.sub(r"<[^>]+>", " ", page))
+    """The text of `student`'s feedback page."""
+    return page_text((course / "feedback" / student / GRADED / f"{GRADED}.html").read_text())
 
 
 @pytest.mark.slow
@@ -359,6 +333,6 @@ def test_autograde_gives_no_point_for_a_check_that_a_students_cell_replaced(tmp_
         cheater.cells[index].source += "\n\n\n" + cheat
     submissions = {"instructor": nbformat.read(source, as_version=4), "cheater": cheater}
     assert _graded(course, submissions) == {"instructor": 3.0, "cheater": 0.0}
-    stubs = _not_implemented(released)
+    stubs = not_implemented(released)
     shown = _feedback(course, "cheater")
-    assert len(stubs) == 3 and all(_unwrapped(stub) in _unwrapped(shown) for stub in stubs)
+    assert len(stubs) == 3 and all(unwrapped(stub) in unwrapped(shown) for stub in stubs)
