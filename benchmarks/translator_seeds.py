@@ -9,8 +9,9 @@ seed 0 is the notebook's run) and then evaluates it as the notebook does:
 2. greedy decoding, and beam search (beam 4) without and with the paper's length penalty
    (alpha 0 and 0.6), are scored on ``valid`` for that checkpoint, and the best is kept
    (ties go to the first: greedy, then alpha 0);
-3. ``test`` is decoded once, with the chosen settings, and scored with its 95% bootstrap
-   interval (1000 samples).
+3. ``test`` is decoded once, with the chosen settings, and scored with sacrebleu's 95%
+   bootstrap interval (1000 samples; ``test_low`` and ``test_high`` are μ ∓ half-width, as
+   ``sacrebleu --confidence`` prints it).
 
     python benchmarks/translator_seeds.py [--seeds 0 1 2] [--device cpu]
 

@@ -1,9 +1,14 @@
 """transformer_lib.evaluate: BLEU, exact match, alignment error rate, attention alignments."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import sacrebleu
 import torch
-from sacrebleu.significance import PairedTest
 from torch import nn
 
 from transformer_lib.data import Example
@@ -49,26 +54,52 @@ SYSTEM_A = [r.replace(" am ", " an ") if k % 3 == 0 else r for k, r in enumerate
 SYSTEM_B = [r.replace("sieht", "hat") if k % 4 == 1 else r for k, r in enumerate(SYSTEM_A)]
 
 
-def test_bleu_confidence_interval_is_sacrebleus_bootstrap(monkeypatch):
+def _sacrebleu_cli(tmp_path, references, *systems, options, seed):
+    """What sacrebleu's command line prints for these sentences, one file per system."""
+    (tmp_path / "ref.txt").write_text("\n".join(references) + "\n", encoding="utf-8")
+    names = []
+    for k, hypotheses in enumerate(systems):
+        names.append(str(tmp_path / f"sys{k}.txt"))
+        Path(names[-1]).write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
+    command = [sys.executable, "-m", "sacrebleu", str(tmp_path / "ref.txt"), "-i", *names]
+    env = {**os.environ, "SACREBLEU_SEED": str(seed)}
+    done = subprocess.run([*command, *options], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_bleu_confidence_interval_is_what_sacrebleu_confidence_prints(tmp_path):
     interval = bleu_confidence_interval(SYSTEM_A, REFERENCES, n_samples=500, seed=7)
+    options = ["--confidence", "--confidence-n", "500", "-w", "4", "-f", "text"]
+    printed = _sacrebleu_cli(tmp_path, REFERENCES, SYSTEM_A, options=options, seed=7)
+    ours = f"{interval.bleu:.4f} (μ = {interval.mean:.4f} ± {interval.half_width:.4f})"
+    assert f" = {ours} " in printed, (ours, printed)
     assert interval.bleu == pytest.approx(corpus_bleu(SYSTEM_A, REFERENCES))
-    assert interval.low < interval.bleu < interval.high
-    monkeypatch.setenv("SACREBLEU_SEED", "7")  # sacrebleu reads its seed from here
-    theirs = sacrebleu.BLEU().corpus_score(SYSTEM_A, [REFERENCES], n_bootstrap=500)
-    # sacrebleu keeps only μ and the half-width (private fields, no public ones); its μ is
-    # the mean of the resampled scores, not the corpus BLEU
-    assert interval.half_width == pytest.approx(theirs._ci, rel=1e-5)
-    assert interval.mean == pytest.approx(theirs._mean, rel=1e-6)
+    # μ is the mean of the resampled scores, not the corpus BLEU; the interval is around μ
     assert interval.mean != pytest.approx(interval.bleu, rel=1e-6)
+    assert interval.low == pytest.approx(interval.mean - interval.half_width)
+    assert interval.low < interval.bleu < interval.high
+
+
+def test_paired_bootstrap_is_what_sacrebleu_paired_bs_prints(tmp_path):
+    result = paired_bootstrap(SYSTEM_A, SYSTEM_B, REFERENCES, n_samples=500, seed=7)
+    observed = corpus_bleu(SYSTEM_B, REFERENCES) - corpus_bleu(SYSTEM_A, REFERENCES)
+    assert result.difference == pytest.approx(observed) and observed < 0
+    options = ["--paired-bs", "--paired-bs-n", "500", "-f", "json"]
+    printed = _sacrebleu_cli(tmp_path, REFERENCES, SYSTEM_A, SYSTEM_B, options=options, seed=7)
+    baseline, system = (row["BLEU"] for row in json.loads(printed))
+    assert tuple(result.a) == (baseline["score"], baseline["mean"], baseline["ci"])
+    assert tuple(result.b) == (system["score"], system["mean"], system["ci"])
+    assert result.p_value == system["p_value"]
 
 
 def test_bleu_confidence_interval_by_hand():
-    perfect = bleu_confidence_interval(REFERENCES, REFERENCES, n_samples=100, seed=0)
-    assert tuple(perfect) == pytest.approx((100.0, 100.0, 100.0, 100.0))
+    perfect = bleu_confidence_interval(REFERENCES, REFERENCES, n_samples=100, seed=1)
+    assert tuple(perfect) == pytest.approx((100.0, 100.0, 0.0))
     # One sentence: every resampled corpus is that sentence. No 4-gram matches, so the
     # score relies on corpus_bleu's smoothing being used for the resamples too.
     one = bleu_confidence_interval(["der Hund sieht eine Katze."], ["der Hund sieht die Katze."])
-    assert one.bleu > 0 and tuple(one) == pytest.approx((one.bleu,) * 4)
+    assert one.bleu > 0 and tuple(one) == pytest.approx((one.bleu, one.bleu, 0.0))
     assert one.bleu == pytest.approx(
         corpus_bleu(["der Hund sieht eine Katze."], ["der Hund sieht die Katze."])
     )
@@ -79,8 +110,8 @@ def test_bleu_confidence_interval_by_hand():
         ["der Hund sieht die Katze.", "ein Mann wäscht ein Auto."],
     )
     both_b = corpus_bleu([hypotheses[1]] * 2, [references[1]] * 2)
-    interval = bleu_confidence_interval(hypotheses, references, n_samples=1000, seed=0)
-    assert (interval.low, interval.high) == pytest.approx((both_b, 100.0))
+    interval = bleu_confidence_interval(hypotheses, references, n_samples=1000, seed=1)
+    assert interval.half_width == pytest.approx((100.0 - both_b) / 2)
 
 
 def test_bootstrap_is_seeded():
@@ -89,23 +120,13 @@ def test_bootstrap_is_seeded():
     assert bleu_confidence_interval(SYSTEM_A, REFERENCES, n_samples=200, seed=4) != first
     pair = paired_bootstrap(SYSTEM_A, SYSTEM_B, REFERENCES, n_samples=200, seed=3)
     assert paired_bootstrap(SYSTEM_A, SYSTEM_B, REFERENCES, n_samples=200, seed=3) == pair
-
-
-def test_paired_bootstrap_is_sacrebleus_paired_test(monkeypatch):
-    result = paired_bootstrap(SYSTEM_A, SYSTEM_B, REFERENCES, n_samples=500, seed=7)
-    observed = corpus_bleu(SYSTEM_B, REFERENCES) - corpus_bleu(SYSTEM_A, REFERENCES)
-    assert result.difference == pytest.approx(observed) and observed < 0
-    assert result.low <= observed <= result.high
-    monkeypatch.setenv("SACREBLEU_SEED", "7")
-    systems = [("a", SYSTEM_A), ("b", SYSTEM_B)]
-    test = PairedTest(systems, {"BLEU": sacrebleu.BLEU()}, [REFERENCES], "bs", n_samples=500)
-    _, scores = test()
-    assert result.p_value == pytest.approx(scores["BLEU"][1].p_value)
+    assert "SACREBLEU_SEED" not in os.environ  # the seed is set for sacrebleu, then removed
 
 
 def test_paired_bootstrap_of_equal_systems_finds_no_difference():
     same = paired_bootstrap(SYSTEM_A, list(SYSTEM_A), REFERENCES, n_samples=100)
-    assert tuple(same) == pytest.approx((0.0, 0.0, 0.0, 1.0))
+    assert same.difference == 0.0 and same.a == same.b
+    assert same.p_value == pytest.approx(1 / 101)  # sacrebleu's +1 rule: never 0 or 1 exactly
 
 
 def test_bootstrap_arguments_are_checked():
@@ -115,6 +136,8 @@ def test_bootstrap_arguments_are_checked():
         bleu_confidence_interval(SYSTEM_A, REFERENCES, n_samples=10)
     with pytest.raises(TypeError, match="`seed` must be an int; got float 0.5"):
         bleu_confidence_interval(SYSTEM_A, REFERENCES, seed=0.5)
+    with pytest.raises(ValueError, match="`seed` must be an int >= 1; got 0"):
+        paired_bootstrap(SYSTEM_A, SYSTEM_B, REFERENCES, seed=0)
     with pytest.raises(ValueError, match=r"`references` must be one per hypothesis \(20\)"):
         bleu_confidence_interval(SYSTEM_A, REFERENCES[:3])
     with pytest.raises(ValueError, match=r"`hypotheses_b` must be one per sentence of hyp"):

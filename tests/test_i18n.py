@@ -24,7 +24,7 @@ import i18n_notebooks as tool  # noqa: E402
 LANG = "zh_CN"
 ENGLISH = tool.english_notebooks()
 IDS = [path.stem for path in ENGLISH]
-LIBRARY_PO = tool.LOCALE / LANG / "LC_MESSAGES" / "transformer_lib.po"
+LIBRARY_PO = ROOT / "transformer_lib" / "locale" / LANG / "LC_MESSAGES" / "transformer_lib.po"
 GLOSSARY = tool.LOCALE / LANG / "GLOSSARY.md"
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)[^{}]*\}")

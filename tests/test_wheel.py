@@ -1,5 +1,5 @@
 """The library stands on its own: its wheel, installed into a fresh virtual environment,
-loads the bundled corpus from any folder, far from this checkout.
+loads the bundled corpus and its Chinese messages from any folder, far from this checkout.
 
 The fresh environment sees the course's packages (torch, numpy, ...) through a ``.pth``
 line, so nothing is downloaded; a plain path in a ``.pth`` file is not a site folder, so
@@ -64,18 +64,27 @@ def fresh_venv(where: Path, wheel: Path) -> Path:
     return python
 
 
-def test_the_installed_wheel_loads_the_corpus_outside_the_checkout(tmp_path):
-    python = fresh_venv(tmp_path / "venv", build_wheel(tmp_path / "dist"))
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """The Python of a fresh environment that holds the wheel and nothing of this checkout."""
+    where = tmp_path_factory.mktemp("wheel")
+    return fresh_venv(where / "venv", build_wheel(where / "dist"))
+
+
+def _run_elsewhere(python: Path, code: str, tmp_path: Path, **env_vars) -> str:
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    return _run(python, "-c", code, cwd=tmp_path, env={**env, **env_vars}).strip()
+
+
+def test_the_installed_wheel_loads_the_corpus_outside_the_checkout(installed, tmp_path):
     code = "from transformer_lib.data import load_split; print(len(load_split('train')))"
-    assert _run(python, "-c", code, cwd=elsewhere, env=env).strip() == "24000"
-    where = _run(
-        python,
-        "-c",
-        "import transformer_lib; print(transformer_lib.__file__)",
-        cwd=elsewhere,
-        env=env,
+    assert _run_elsewhere(installed, code, tmp_path) == "24000"
+    where = _run_elsewhere(
+        installed, "import transformer_lib; print(transformer_lib.__file__)", tmp_path
     )
-    assert Path(where.strip()).is_relative_to(tmp_path / "venv"), where
+    assert Path(where).is_relative_to(installed.parents[1]), where
+
+
+def test_the_installed_wheel_speaks_chinese_outside_the_checkout(installed, tmp_path):
+    code = "from transformer_lib.i18n import _; print(_('German: {text}').format(text='Hund'))"
+    assert _run_elsewhere(installed, code, tmp_path, COURSE_LANG="zh_CN") == "德语：Hund"

@@ -190,7 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     notebooks = [path.resolve() for path in args.notebooks] or english_notebooks()
     if args.command == "stats":
-        library = LOCALE / args.lang / "LC_MESSAGES" / "transformer_lib.po"
+        library = (
+            ROOT / "transformer_lib" / "locale" / args.lang / "LC_MESSAGES" / "transformer_lib.po"
+        )
         paths = [catalogue_path(path, args.lang) for path in notebooks]
         print(stats(paths + [library] * library.exists(), args.lang))
         return 0

@@ -3,8 +3,9 @@
 The one place the course's language is chosen is the environment variable ``COURSE_LANG``
 (``en``, the default, or ``zh_CN``; ``make lab-zh`` sets it). Student-facing text (exercise
 hints, widget labels, the playground, progress bars) is written in English as
-``_("...")`` and looked up in ``locale/<lang>/LC_MESSAGES/transformer_lib.po`` with Python's
-:mod:`gettext`. Errors meant for programmers (``ValueError``s) stay English.
+``_("...")`` and looked up with Python's :mod:`gettext` in the package's own catalogue,
+``transformer_lib/locale/<lang>/LC_MESSAGES/transformer_lib.po`` (package data, so an
+installed wheel speaks Chinese too). Errors meant for programmers (``ValueError``s) stay English.
 
 Text with values in it is a template filled after the lookup, so that one catalogue entry
 serves every value: ``_("got {shape}").format(shape=...)``, never an f-string inside ``_()``.
@@ -18,9 +19,9 @@ import io
 import os
 import re
 import unicodedata
-from pathlib import Path
+from importlib import resources
 
-LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"
+LOCALE_DIR = resources.files(__package__) / "locale"
 DOMAIN = "transformer_lib"
 LANGUAGES = ("en", "zh_CN")
 
@@ -43,7 +44,7 @@ def _translations(language: str) -> gettext.NullTranslations:
     # Compiled from the .po on first use (no .mo file to go stale beside its source).
     from babel.messages import mofile, pofile
 
-    with open(LOCALE_DIR / language / "LC_MESSAGES" / f"{DOMAIN}.po", "rb") as po:
+    with (LOCALE_DIR / language / "LC_MESSAGES" / f"{DOMAIN}.po").open("rb") as po:
         catalog = pofile.read_po(po, locale=language)
     compiled = io.BytesIO()
     mofile.write_mo(compiled, catalog)

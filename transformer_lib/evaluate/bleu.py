@@ -1,30 +1,22 @@
-"""Corpus BLEU (sacrebleu), exact match, and how sure a BLEU score or a difference is:
-bootstrap resampling of the test sentences (Koehn, 2004) with sacrebleu's draws.
+"""Corpus BLEU, exact match, and how sure a BLEU score or a difference is: all computed by
+sacrebleu (Post, 2018), with bootstrap resampling of the test sentences (Koehn, 2004).
 Notebook 07, section 11, uses them to choose settings on `valid` and report `test` once.
 
-What we report differs from what sacrebleu's command line prints (the draws are the same):
-
-- ``--confidence`` adds ``μ = mean ± half-width`` to the score: μ is the mean of the
-  resampled scores, not the corpus BLEU, and the half-width is half the distance between
-  the 2.5% and 97.5% points. :func:`bleu_confidence_interval` returns the corpus BLEU, the
-  two points themselves (``low``, ``high``: a percentile interval, in general centred on
-  neither number) and μ (``mean``); ``mean`` and ``half_width`` are sacrebleu's numbers.
-- ``--paired-bs`` prints, per system, μ ± half-width and a p-value against the baseline;
-  it gives no interval for the difference. :func:`paired_bootstrap` returns the same
-  p-value and adds the 2.5% and 97.5% points of the resampled differences.
-
-Shapes:
-    N sentences; BLEU's sufficient statistics per sentence are 10 numbers: the hypothesis
-    and reference lengths, then matched and total n-grams for n = 1..4.
+The numbers are those sacrebleu's command line prints for the same files and seed
+(``SACREBLEU_SEED=seed``): :func:`bleu_confidence_interval` those of
+``sacrebleu REF -i HYP --confidence``, and :func:`paired_bootstrap` those of
+``sacrebleu REF -i A B --paired-bs``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import NamedTuple
 
-import numpy as np
 import sacrebleu
+from sacrebleu.significance import PairedTest
 
 from transformer_lib._checks import check_int, fail
 
@@ -72,58 +64,47 @@ def exact_match(hypotheses: Sequence[str], references: Sequence[str]) -> float:
 
 
 class BleuInterval(NamedTuple):
-    """Corpus BLEU, the bounds of its 95% bootstrap interval (the 2.5% and 97.5% points of
-    the resampled scores), and the mean of the resampled scores (sacrebleu's μ)."""
+    """Corpus BLEU and its 95% bootstrap interval as sacrebleu prints them:
+    ``bleu (μ = mean ± half_width)``. ``mean`` is the mean of the resampled scores (not the
+    corpus BLEU); ``half_width`` is half the distance between their 2.5% and 97.5% points."""
 
     bleu: float
-    low: float
-    high: float
     mean: float
+    half_width: float
 
     @property
-    def half_width(self) -> float:
-        """Half the interval's width: the ``±`` of sacrebleu's ``μ = mean ± half-width``."""
-        return (self.high - self.low) / 2
+    def low(self) -> float:
+        """μ - half-width: the interval's lower end."""
+        return self.mean - self.half_width
+
+    @property
+    def high(self) -> float:
+        """μ + half-width: the interval's upper end."""
+        return self.mean + self.half_width
 
 
 class BleuDifference(NamedTuple):
-    """BLEU(b) - BLEU(a) on one corpus, the 95% bootstrap interval of that difference
-    (ours: sacrebleu prints none), and sacrebleu's paired-bootstrap p-value."""
+    """BLEU(b) - BLEU(a) on one corpus, sacrebleu's paired-bootstrap p-value for it (a is
+    the baseline), and each system's BLEU with its interval from the same resampled corpora."""
 
     difference: float
-    low: float
-    high: float
     p_value: float
+    a: BleuInterval
+    b: BleuInterval
 
 
-def _sentence_statistics(hypotheses, references) -> np.ndarray:
-    """BLEU's sufficient statistics per sentence: (N, 10) = lengths, 4 matches, 4 totals."""
-    metric = sacrebleu.BLEU(effective_order=True)  # quiets a warning; the counts are the same
-    rows = []
-    for hypothesis, reference in zip(hypotheses, references):
-        score = metric.sentence_score(hypothesis, [reference])
-        rows.append([score.sys_len, score.ref_len, *score.counts, *score.totals])
-    return np.array(rows, dtype=np.int64)
-
-
-def _bleu_from(stats: np.ndarray) -> float:
-    """Corpus BLEU from summed statistics, with corpus_bleu's settings (exp smoothing)."""
-    sys_len, ref_len, correct, total = stats[0], stats[1], stats[2:6], stats[6:]
-    return sacrebleu.BLEU.compute_bleu(
-        correct.tolist(), total.tolist(), int(sys_len), int(ref_len), smooth_method="exp"
-    ).score
-
-
-def _resampled_bleu(stats: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """BLEU of each resampled corpus. Shapes: stats (N, 10), rows (n_samples, N)."""
-    return np.array([_bleu_from(stats[sample].sum(axis=0)) for sample in rows])
-
-
-def _interval(samples: np.ndarray) -> tuple[float, float]:
-    """The 2.5% and 97.5% order statistics, picked as sacrebleu picks them."""
-    ordered = np.sort(samples)
-    cut = len(ordered) // 40
-    return float(ordered[cut]), float(ordered[len(ordered) - cut - 1])
+@contextmanager
+def _sacrebleu_seed(seed: int) -> Iterator[None]:
+    """sacrebleu reads the seed of its resampling from the environment variable SACREBLEU_SEED."""
+    saved = os.environ.get("SACREBLEU_SEED")
+    os.environ["SACREBLEU_SEED"] = str(seed)
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["SACREBLEU_SEED"]
+        else:
+            os.environ["SACREBLEU_SEED"] = saved
 
 
 def _check_bootstrap(hypotheses, references, n_samples, seed, name="hypotheses") -> None:
@@ -131,7 +112,7 @@ def _check_bootstrap(hypotheses, references, n_samples, seed, name="hypotheses")
     if not hypotheses:
         fail(name, "a non-empty list of strings", "an empty list")
     check_int("n_samples", n_samples, minimum=40)  # 2.5% of the samples is at least one
-    check_int("seed", seed, minimum=0)
+    check_int("seed", seed, minimum=1)  # sacrebleu's paired test takes 0 as "no seed"
 
 
 def bleu_confidence_interval(
@@ -139,21 +120,18 @@ def bleu_confidence_interval(
 ) -> BleuInterval:
     """Corpus BLEU with a 95% confidence interval by bootstrap resampling (Koehn, 2004).
 
-    Draw ``n_samples`` corpora of N sentences with replacement from the N test sentences,
-    score each, and take the 2.5% and 97.5% points of those scores as ``low`` and ``high``.
-    The draws are those of sacrebleu's ``BLEU().corpus_score(..., n_bootstrap=n_samples)``
-    (command line: ``--confidence``) for the same ``seed``, given here as an argument
-    (sacrebleu reads ``SACREBLEU_SEED``, default 12345). sacrebleu prints
-    ``μ = mean ± half_width`` instead: the mean of the resampled scores, not ``bleu``, and
-    an interval symmetric around it; ``[low, high]`` is the percentile interval, which need
-    not be symmetric around either number.
+    sacrebleu draws ``n_samples`` corpora of N sentences with replacement from the N test
+    sentences and scores each; μ is the mean of those scores, and the interval is μ ± half
+    the distance between their 2.5% and 97.5% points. The same numbers as
+    ``SACREBLEU_SEED=seed sacrebleu REF -i HYP --confidence --confidence-n n_samples``.
     """
     _check_bootstrap(hypotheses, references, n_samples, seed)
-    stats = _sentence_statistics(hypotheses, references)  # (N, 10)
-    rows = np.random.default_rng(seed).choice(len(stats), size=(n_samples, len(stats)))
-    samples = _resampled_bleu(stats, rows)  # (n_samples,)
-    low, high = _interval(samples)
-    return BleuInterval(_bleu_from(stats.sum(axis=0)), low, high, float(samples.mean()))
+    with _sacrebleu_seed(seed):
+        score = sacrebleu.BLEU().corpus_score(
+            list(hypotheses), [list(references)], n_bootstrap=n_samples
+        )
+    # μ and the half-width have no public name: they are the fields Score.format() prints.
+    return BleuInterval(score.score, float(score._mean), float(score._ci))
 
 
 def paired_bootstrap(
@@ -165,14 +143,13 @@ def paired_bootstrap(
 ) -> BleuDifference:
     """Is system b's BLEU different from system a's beyond the noise of the test set?
 
-    Both systems are scored on the *same* resampled corpora, so sentences that are easy
-    or hard for both cancel out. ``low`` and ``high`` are the 2.5% and 97.5% points of the
-    resampled differences b - a: the difference is more than noise when they exclude 0.
-    sacrebleu has no such interval. ``p_value`` is its paired bootstrap test
-    (``--paired-bs``, as in Moses, with a as the baseline): about the share of centred
-    resampled |differences| above the observed one; the same draws as sacrebleu's for the
-    same ``seed``, and 1.0 when the scores are equal. The interval and ``p_value < 0.05`` are
-    two readings of the same draws; near the edge they can disagree.
+    sacrebleu's paired bootstrap test (as in Moses, with a as the baseline): both systems
+    are scored on the *same* resampled corpora, so sentences that are easy or hard for both
+    cancel out; ``p_value`` is about the share of resampled differences, shifted to average
+    0, larger than the observed one. A difference with ``p_value >= 0.05`` is within the
+    noise. Two systems that score exactly the same still get sacrebleu's smallest p-value,
+    1 / (n_samples + 1): check ``difference == 0`` first. The same numbers as
+    ``SACREBLEU_SEED=seed sacrebleu REF -i A B --paired-bs --paired-bs-n n_samples``.
     """
     _check_bootstrap(hypotheses_a, references, n_samples, seed, name="hypotheses_a")
     _check_texts("hypotheses_b", hypotheses_b)
@@ -182,13 +159,11 @@ def paired_bootstrap(
             f"one per sentence of hypotheses_a ({len(hypotheses_a)})",
             str(len(hypotheses_b)),
         )
-    stats_a = _sentence_statistics(hypotheses_a, references)  # (N, 10)
-    stats_b = _sentence_statistics(hypotheses_b, references)  # (N, 10)
-    rows = np.random.default_rng(seed).choice(len(stats_a), size=(n_samples, len(stats_a)))
-    samples = _resampled_bleu(stats_b, rows) - _resampled_bleu(stats_a, rows)  # (n_samples,)
-    observed = _bleu_from(stats_b.sum(axis=0)) - _bleu_from(stats_a.sum(axis=0))
-    centred = np.abs(samples) - np.abs(samples).mean()
-    p_value = (int((centred > abs(observed)).sum()) + 1) / (n_samples + 1)
-    if observed == 0:  # nothing to explain (sacrebleu would give 1 / (n + 1) here)
-        p_value = 1.0
-    return BleuDifference(observed, *_interval(samples), p_value)
+    systems = [("a", list(hypotheses_a)), ("b", list(hypotheses_b))]
+    with _sacrebleu_seed(seed):
+        test = PairedTest(
+            systems, {"BLEU": sacrebleu.BLEU()}, [list(references)], "bs", n_samples=n_samples
+        )
+        _, results = test()
+    a, b = (BleuInterval(r.score, float(r.mean), float(r.ci)) for r in results["BLEU"])
+    return BleuDifference(b.bleu - a.bleu, float(results["BLEU"][1].p_value), a, b)
