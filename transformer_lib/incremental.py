@@ -9,7 +9,7 @@ The searches in ``decode`` use this by default; it gives the plain loop's tokens
 (tests/test_incremental.py), and ``benchmarks/decode_speed.py`` measures the gain.
 
 The layers notebooks 03-06 teach know nothing of it: a step reuses their weights and
-follows ``DecoderLayer.forward`` sub-layer by sub-layer.
+notebook 06's ``sublayer_connection``, sub-layer by sub-layer.
 
 Shapes:
     N rows (sentences, or sentences x beams), t prefix length, S source length,
@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from transformer_lib._checks import check_tensor, fail
 from transformer_lib.attention import MultiHeadAttention
-from transformer_lib.layers import DecoderLayer
+from transformer_lib.layers import DecoderLayer, sublayer_connection
 from transformer_lib.masks import padding_mask
 from transformer_lib.model import Transformer
 
@@ -47,11 +46,6 @@ def _attend(
     q = attention.split_heads(attention.w_q(query))  # (N, H, 1, Dh)
     heads = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # (N, H, 1, Dh)
     return attention.w_o(attention.merge_heads(heads))
-
-
-def _add(layer: DecoderLayer, x: torch.Tensor, y: torch.Tensor, norm: nn.Module) -> torch.Tensor:
-    """The residual connection around a sub-layer's output y, as ``DecoderLayer.forward``."""
-    return x + layer.dropout(y) if layer.norm_first else norm(x + layer.dropout(y))
 
 
 class IncrementalDecoder:
@@ -105,16 +99,22 @@ class IncrementalDecoder:
         self, i: int, layer: DecoderLayer, x: torch.Tensor, tgt_mask: torch.Tensor
     ) -> torch.Tensor:
         """``DecoderLayer.forward`` for the newest position: (N, 1, D) -> (N, 1, D)."""
-        h = layer.norm1(x) if layer.norm_first else x
-        new = _keys_values(layer.self_attn, h)  # 2 x (N, H, 1, Dh)
-        held = self.self_kv[i]
-        self.self_kv[i] = [torch.cat([a, b], dim=2) for a, b in zip(held, new)] if held else new
-        x = _add(layer, x, _attend(layer.self_attn, h, *self.self_kv[i], tgt_mask), layer.norm1)
-        h = layer.norm2(x) if layer.norm_first else x
-        y = _attend(layer.cross_attn, h, *self.memory_kv[i], self.src_mask)
-        x = _add(layer, x, y, layer.norm2)
-        h = layer.norm3(x) if layer.norm_first else x
-        return _add(layer, x, layer.feed_forward(h), layer.norm3)
+
+        def self_attention(h: torch.Tensor) -> torch.Tensor:  # h: the newest position
+            new = _keys_values(layer.self_attn, h)  # 2 x (N, H, 1, Dh)
+            held = self.self_kv[i]
+            if held:
+                new = [torch.cat([a, b], dim=2) for a, b in zip(held, new)]  # (N, H, t, Dh)
+            self.self_kv[i] = new
+            return _attend(layer.self_attn, h, *self.self_kv[i], tgt_mask)
+
+        def cross_attention(h: torch.Tensor) -> torch.Tensor:
+            return _attend(layer.cross_attn, h, *self.memory_kv[i], self.src_mask)
+
+        dropout, norm_first = layer.dropout, layer.norm_first
+        x = sublayer_connection(x, self_attention, layer.norm1, dropout, norm_first)
+        x = sublayer_connection(x, cross_attention, layer.norm2, dropout, norm_first)
+        return sublayer_connection(x, layer.feed_forward, layer.norm3, dropout, norm_first)
 
     def reorder(self, rows: torch.Tensor) -> None:
         """Keep the rows ``rows`` of everything held, in that order (beam search's new
