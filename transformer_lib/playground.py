@@ -15,7 +15,6 @@ Shapes: T output length, S source length, H heads.
 from __future__ import annotations
 
 import ipywidgets as widgets
-from IPython.display import display
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from torch import nn
@@ -27,7 +26,7 @@ from transformer_lib.data import detokenize, tokenize
 from transformer_lib.i18n import N_, _
 from transformer_lib.translate import translate_detailed
 from transformer_lib.vocab import Vocab
-from transformer_lib.widgets._common import LABEL_STYLE, Panel
+from transformer_lib.widgets._common import LABEL_STYLE, Panel, live_output, shown
 
 __all__ = ["draw_translation", "translation_playground", "truecase"]
 
@@ -152,15 +151,15 @@ def translation_playground(
     }
     box = Panel(_("translation playground: type an English sentence"))
 
-    def show(text: str, method: str, layer: int) -> None:
+    def show(text: str, method: str, layer: int) -> tuple[dict, ...]:
         figure = Figure(figsize=(7, 5.5), layout="constrained")
-        print(
-            draw_translation(figure.add_subplot(), text, model, src_vocab, tgt_vocab, method, layer)
+        said = draw_translation(
+            figure.add_subplot(), text, model, src_vocab, tgt_vocab, method, layer
         )
         box.figure = figure
-        display(figure)
+        return shown(said, figure)
 
-    out = widgets.interactive_output(show, controls)
+    out = live_output(show, controls)
     row = widgets.HBox([controls["method"], controls["layer"]])
     box.children = [controls["text"], widgets.Label(_(CASE_NOTE)), row, out]
     box.controls = controls

@@ -3,11 +3,12 @@ panel with a readable plain-text form, and controls whose labels are never cut."
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Sequence
 
 import ipywidgets as widgets
 import numpy as np
-from IPython.display import display
+from IPython import get_ipython
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
@@ -48,6 +49,55 @@ def grid_axes(fig_or_axes: Canvas, n: int) -> list[Axes]:
     return axes[:n]
 
 
+def shown(*items: object) -> tuple[dict, ...]:
+    """``items`` as an Output widget's ``outputs``: a str as printed text, anything else (a
+    Figure) as ``display`` shows it."""
+    shell = get_ipython()  # None outside a kernel (tests): plain text then
+    outputs = []
+    for item in items:
+        if isinstance(item, str):
+            outputs.append({"output_type": "stream", "name": "stdout", "text": item + "\n"})
+            continue
+        data, metadata = shell.display_formatter.format(item) if shell else ({}, {})
+        data = data or {"text/plain": repr(item)}
+        outputs.append({"output_type": "display_data", "data": data, "metadata": metadata})
+    return tuple(outputs)
+
+
+def live_output(
+    show: Callable[..., tuple[dict, ...]], controls: dict[str, widgets.Widget]
+) -> widgets.Output:
+    """An Output showing ``show(**values)`` (made with :func:`shown`), redrawn whenever a
+    control's value changes; an error on a change is shown in its place.
+
+    Like ``ipywidgets.interactive_output``, except that it sets the Output's ``outputs``
+    instead of capturing them with ``with out:``. A client that stands in for the browser's
+    Output widget (nbclient's, which runs notebooks for nbgrader, ``nbconvert --execute`` and
+    the tests) answers every captured message with an update on the shell channel while it
+    waits there for the cell's reply. jupyter_client sends it through a blocking shadow of
+    its asyncio socket (``Session.send``; see jupyter_client PR 1059), and that send takes
+    the socket's pending wake-up (libzmq's ``ZMQ_FD`` is edge-triggered) behind zmq.asyncio's
+    back: on a loaded machine, a reply that had just arrived was read only when the cell's
+    timeout ran out (``benchmarks/kernel_stalls.py``).
+    """
+    out = widgets.Output()
+
+    def redraw() -> None:
+        out.outputs = show(**{name: control.value for name, control in controls.items()})
+
+    def on_change(_change: dict) -> None:
+        try:
+            redraw()
+        except Exception as error:  # the slider's user sees it where the figure was
+            message = "".join(traceback.format_exception_only(error))
+            out.outputs = ({"output_type": "stream", "name": "stderr", "text": message},)
+
+    for control in controls.values():
+        control.observe(on_change, "value")
+    redraw()  # the first figure: an error here fails the cell that builds the widget
+    return out
+
+
 def panel(name: str, render: Callable[..., Figure], controls: dict[str, widgets.Widget]) -> Panel:
     """Controls above an Output that shows ``render(**values)``, redrawn on every change.
 
@@ -55,11 +105,11 @@ def panel(name: str, render: Callable[..., Figure], controls: dict[str, widgets.
     """
     box = Panel(name)
 
-    def show(**values: object) -> None:
+    def show(**values: object) -> tuple[dict, ...]:
         box.figure = render(**values)
-        display(box.figure)
+        return shown(box.figure)
 
-    out = widgets.interactive_output(show, controls)
+    out = live_output(show, controls)
     row = widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap"))
     box.children = [row, out]
     box.controls = controls
