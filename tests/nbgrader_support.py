@@ -12,6 +12,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import nbformat
+
 from transformer_lib import i18n
 from transformer_lib.exercises._core import NOT_IMPLEMENTED
 
@@ -20,6 +22,22 @@ import nbgrader_metadata  # noqa: E402
 
 BEGIN, END = nbgrader_metadata.BEGIN, nbgrader_metadata.END
 GRADED = "04_masking"  # the notebook autograded: three exercises, about 5 s to run
+# The tests' limit (s) for one cell when nbgrader runs a notebook (the course's own is 600 s,
+# tools/nbgrader_config.py, for notebook 07's training on a loaded hub): notebook 04's cells
+# take seconds, so a cell still without a reply after 2 minutes is a stall, and fails fast.
+GRADING_TIMEOUT_S = 120
+
+
+def timed_out_cells(autograded: Path) -> list[str]:
+    """The cells of the autograded notebooks under `autograded` that nbgrader stopped at its
+    time limit (it records them as a CellTimeoutError and grades on), each named."""
+    return [
+        f"{path}: cell {index} ({cell.source.strip().splitlines()[0]!r})"
+        for path in sorted(autograded.rglob("*.ipynb"))
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells)
+        for output in cell.get("outputs", [])
+        if output.get("ename") == "CellTimeoutError"
+    ]
 
 
 def answer(source: str, body: str | None = None) -> str:

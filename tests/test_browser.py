@@ -38,7 +38,7 @@ NOTEBOOK_PATHS = bs.NOTEBOOK_PATHS
 PRESENTED = "04_masking.ipynb"  # the notebook shown in deck mode
 VIEWPORT = {"width": 1400, "height": 900}
 OPEN_TIMEOUT_S = 120  # JupyterLab loaded and the kernel idle
-RUN_TIMEOUT_S = 600  # Run All on one notebook (07 trains a model for minutes)
+CELL_TIMEOUT_S = 180  # one cell running (07's training: about 30 s on a quiet 2-core CPU)
 REDRAW_TIMEOUT_S = 60  # a widget redraws its figure after a control moved
 DECK_TIMEOUT_MS = 30_000  # deck mode starts or stops
 SLIDE_SETTLE_MS = 400  # a slide's cells fade in (0.1 s) and lay out
@@ -121,14 +121,17 @@ def open_notebook(page: Page, lab: bs.LabServer, name: str) -> None:
     page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
 
 
-def run_all_cells(page: Page, name: str, n_code_cells: int) -> float:
+def run_all_cells(
+    page: Page, name: str, n_code_cells: int, cell_timeout: float = CELL_TIMEOUT_S
+) -> float:
     """Clear all outputs, Run All, and wait until every cell ran; fail as soon as a cell
-    raises, with its error text. Returns the seconds Run All took."""
+    raises, with its error text, or runs for `cell_timeout` s. Returns the seconds Run All
+    took."""
     menu(page, "Edit", "editmenu:clear-all")
     expect(page.locator(".jp-OutputArea-output")).to_have_count(0)
     menu(page, "Run", "runmenu:run-all")
     started = time.monotonic()
-    deadline = started + RUN_TIMEOUT_S
+    running_since = {}  # the code cell now running (the first [*]) -> when it started
     while True:
         errors = bs.error_outputs(page, name)
         if errors:
@@ -147,11 +150,16 @@ def run_all_cells(page: Page, name: str, n_code_cells: int) -> float:
         if ran + running == 0 and time.monotonic() > started + 60:
             page.screenshot(path=bs.SCREENSHOTS / "browser-run-all-did-not-start.png")
             pytest.fail("Run All started no cell within 60 s (screenshot in screenshots/)")
-        if time.monotonic() > deadline:
-            pytest.fail(
-                f"Run All did not finish in {RUN_TIMEOUT_S} s: {ran}/{n_code_cells} cells ran, "
-                f"{running} still queued or running, kernel {state['status']}"
-            )
+        if running:
+            cell = state["prompts"].index("[*]:")
+            since = running_since.setdefault(cell, time.monotonic())
+            if time.monotonic() - since > cell_timeout:
+                page.screenshot(path=bs.SCREENSHOTS / "browser-cell-did-not-finish.png")
+                pytest.fail(
+                    f"{name}: code cell {cell} ran for {cell_timeout:g} s without finishing "
+                    f"({ran}/{n_code_cells} cells ran; kernel {state['status']}; "
+                    "screenshot in screenshots/)"
+                )
         time.sleep(0.5)
 
 
@@ -377,15 +385,8 @@ def _code(source: str) -> dict:
     }
 
 
-def test_a_failing_cell_stops_the_run_at_once_with_its_error(page, lab):
-    # A warning on stderr is not an error; the ValueError is, and the run must end on it
-    # at once, not after RUN_TIMEOUT_S (the last cell would sleep for longer than that).
-    name = "failing.ipynb"
-    cells = [
-        _code("import sys\nprint('a warning, not an error', file=sys.stderr)"),
-        _code("raise ValueError('broken on purpose')"),
-        _code(f"import time\ntime.sleep({RUN_TIMEOUT_S + 60})"),
-    ]
+def _write_notebook(path: Path, cells: list[dict]) -> None:
+    """A notebook of `cells` for the course's kernel."""
     for index, cell in enumerate(cells):
         cell["id"] = f"cell{index}"
     kernel = json.loads(NOTEBOOK_PATHS[0].read_text(encoding="utf-8"))["metadata"]["kernelspec"]
@@ -395,7 +396,19 @@ def test_a_failing_cell_stops_the_run_at_once_with_its_error(page, lab):
         "nbformat": 4,
         "nbformat_minor": 5,
     }
-    (lab.root / name).write_text(json.dumps(notebook), encoding="utf-8")
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+
+
+def test_a_failing_cell_stops_the_run_at_once_with_its_error(page, lab):
+    # A warning on stderr is not an error; the ValueError is, and the run must end on it
+    # at once, not after CELL_TIMEOUT_S (the last cell would sleep for longer than that).
+    name = "failing.ipynb"
+    cells = [
+        _code("import sys\nprint('a warning, not an error', file=sys.stderr)"),
+        _code("raise ValueError('broken on purpose')"),
+        _code(f"import time\ntime.sleep({CELL_TIMEOUT_S + 60})"),
+    ]
+    _write_notebook(lab.root / name, cells)
     open_notebook(page, lab, name)
     started = time.monotonic()
     with pytest.raises(pytest.fail.Exception) as failure:
@@ -404,6 +417,21 @@ def test_a_failing_cell_stops_the_run_at_once_with_its_error(page, lab):
     assert "cell 1: ValueError: broken on purpose" in message, message
     assert "Traceback" in message and "cell 0" not in message, message
     assert time.monotonic() - started < 60, "the failing cell was reported too late"
+
+
+def test_a_cell_that_never_finishes_fails_at_the_cell_limit_naming_it(page, lab):
+    name = "stalled.ipynb"
+    _write_notebook(lab.root / name, [_code("x = 1"), _code("import time\ntime.sleep(600)")])
+    open_notebook(page, lab, name)
+    started = time.monotonic()
+    with pytest.raises(pytest.fail.Exception) as failure:
+        run_all_cells(page, name, 2, cell_timeout=10)
+    message = str(failure.value)
+    assert message.startswith(f"{name}: code cell 1 ran for 10 s without finishing"), message
+    assert time.monotonic() - started < 40, "the stalled cell was reported too late"
+    for session in lab.api("GET", "/api/sessions"):  # the sleeping kernel
+        if session["path"].endswith(name):
+            lab.api("DELETE", f"/api/sessions/{session['id']}")
 
 
 def test_a_slide_too_tall_for_the_screen_is_reported(page, lab):

@@ -26,9 +26,11 @@ import pytest
 from nbgrader_support import (
     BEGIN,
     GRADED,
+    GRADING_TIMEOUT_S,
     answer,
     not_implemented,
     page_text,
+    timed_out_cells,
     unwrapped,
 )
 
@@ -175,7 +177,7 @@ def _nbgrader(root: Path, *args: str) -> str:
         capture_output=True,
         text=True,
         env={**os.environ, "JUPYTER_PREFER_ENV_PATH": "1", "PATH": PATH},
-        timeout=600,
+        timeout=300,  # a stalled cell fails at GRADING_TIMEOUT_S well before this
     )
     assert result.returncode == 0, f"nbgrader {' '.join(args)}:\n{result.stdout}{result.stderr}"
     return result.stdout + result.stderr
@@ -197,7 +199,9 @@ def _new_course(root: Path, notebooks: list[Path]) -> Path:
     """A course in `root` whose source/ holds each of `notebooks` as its own assignment, all
     generated."""
     config = (TOOLS / "nbgrader_config.py").read_text(encoding="utf-8")
-    (root / "nbgrader_config.py").write_text(config + COURSE_SETTINGS.format(root=str(root)))
+    settings = config + COURSE_SETTINGS.format(root=str(root))
+    settings += f"c.Execute.timeout = {GRADING_TIMEOUT_S}\n"
+    (root / "nbgrader_config.py").write_text(settings)
     for path in notebooks:
         (root / "source" / path.stem).mkdir(parents=True)
         shutil.copy(path, root / "source" / path.stem / path.name)
@@ -272,6 +276,7 @@ def _graded(course: Path, submissions: dict) -> dict[str, float]:
         folder.mkdir(parents=True)
         nbformat.write(notebook, folder / f"{GRADED}.ipynb")
     _nbgrader(course, "autograde", GRADED)
+    assert not timed_out_cells(course / "autograded"), timed_out_cells(course / "autograded")
     _nbgrader(course, "generate_feedback", GRADED)
     _nbgrader(course, "export")
     with open(course / "grades.csv", newline="") as f:

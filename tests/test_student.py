@@ -13,7 +13,7 @@ from pathlib import Path
 import browser_support as bs
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from notebook_runs import execute
 
 from transformer_lib import i18n
 from transformer_lib.exercises._core import MESSAGE_WIDTH, NOT_IMPLEMENTED
@@ -182,14 +182,9 @@ def test_the_student_edition_runs_with_only_not_implemented_messages(editions, p
     monkeypatch.setenv("COURSE_LANG", "zh_CN" if path.parent == ZH_EDITION else "en")
     edition = editions[path.parent]
     notebook = nbformat.read(edition / path.name, as_version=4)
-    client = NotebookClient(
-        notebook,
-        kernel_name="python3",
-        allow_errors=True,
-        timeout=1800,  # a cell, generous: notebook 07 trains for ~30 s on a quiet 2-core CPU
-        resources={"metadata": {"path": str(edition)}},
+    execute(
+        notebook, f"{path.parent.name}/{path.name} (student edition)", edition, allow_errors=True
     )
-    client.execute()
     checks = [
         i for i, c in enumerate(notebook.cells) if c.metadata.get("nbgrader", {}).get("grade")
     ]
