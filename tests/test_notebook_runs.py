@@ -9,6 +9,7 @@ from queue import Empty
 import nbformat
 import pytest
 from jupyter_client.channels import AsyncZMQSocketChannel
+from jupyter_client.session import Session
 from notebook_runs import execute
 
 TIMEOUT_S = 5
@@ -49,3 +50,42 @@ def test_a_reply_that_is_never_read_is_called_a_stall(tmp_path, monkeypatch):
     ) as failure:
         execute(notebook, "planted.ipynb", tmp_path, timeout=TIMEOUT_S)
     assert str(failure.value).endswith("its reply was sent but never read, a stall")
+
+
+def test_the_course_widgets_send_nothing_on_the_shell_channel_while_their_cell_runs(
+    tmp_path, monkeypatch
+):
+    """Each widget drawn in a kernel run by nbclient: the client sends only execute requests.
+
+    An Output widget that captures its cell's messages (``with out:``) makes nbclient's
+    stand-in for it answer each one on the shell channel while the client waits there for
+    the cell's reply, and on a loaded machine that send loses the reply's wake-up (see
+    ``widgets._common.live_output``). The course's widgets set their Output's contents
+    instead."""
+    sent = []
+    send = Session.send
+
+    def record(self, stream, msg_or_type, *args, **kwargs):
+        kind = msg_or_type["header"]["msg_type"] if isinstance(msg_or_type, dict) else msg_or_type
+        sent.append(kind)
+        return send(self, stream, msg_or_type, *args, **kwargs)
+
+    monkeypatch.setattr(Session, "send", record)
+    notebook = _notebook(
+        "import torch\nfrom transformer_lib import Transformer, TransformerConfig, widgets\n"
+        "from transformer_lib.playground import translation_playground\n"
+        "from transformer_lib.vocab import SPECIALS, Vocab",
+        "display(widgets.pe_explorer_widget(d_model=16, max_len=20))",
+        "display(widgets.attention_temperature_widget(torch.randn(4, 4), d_k=4))",
+        "display(widgets.mask_builder_widget())",
+        "display(widgets.head_picker_widget(torch.rand(2, 3, 3).softmax(-1)))",
+        "vocab = Vocab([*SPECIALS, 'the', 'dog', '.'])\n"
+        "config = TransformerConfig.small(len(vocab), len(vocab), d_model=16, d_ff=32)\n"
+        "display(translation_playground(Transformer(config).eval(), vocab, vocab, 'the dog .'))",
+    )
+    execute(notebook, "widgets.ipynb", tmp_path)
+    assert all(
+        cell.outputs and not any(o.output_type == "error" for o in cell.outputs)
+        for cell in notebook.cells[1:]
+    ), [c.outputs for c in notebook.cells]
+    assert set(sent) == {"kernel_info_request", "execute_request", "shutdown_request"}, sent
