@@ -12,6 +12,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from transformer_lib import widgets  # noqa: E402
 from transformer_lib.embeddings import sinusoidal_positional_encoding  # noqa: E402
+from transformer_lib.widgets import _common  # noqa: E402
 
 TOKENS = ["the", "cat", "sat", "down"]
 
@@ -195,3 +196,33 @@ def test_the_plain_text_form_names_the_widget(name):
     assert text.startswith(f"Interactive widget ({name}") and "run the cell" in text
     assert text.endswith(".") and len(text) <= 110  # ipywidgets cuts it at 110 characters
     assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+# -- what every panel shares ----------------------------------------------------------------
+
+
+def test_a_panel_shows_its_figure_and_an_error_on_a_change_in_its_place():
+    """The Output's contents are set, not captured (see _common.live_output); a control moved
+    to a value the drawing refuses shows the error where the figure was, not a traceback
+    in the server's log."""
+
+    def render(n: int) -> Figure:
+        if n > 3:
+            raise ValueError(f"`n` must be <= 3; got {n}")
+        return _figure()
+
+    size = ipywidgets.IntSlider(value=2, min=0, max=5)
+    box = _common.panel("test", render, {"n": size})
+    out = next(child for child in box.children if isinstance(child, ipywidgets.Output))
+    (shown,) = out.outputs
+    assert shown["output_type"] == "display_data" and "text/plain" in shown["data"]
+    size.value = 5
+    assert out.outputs == (
+        {
+            "output_type": "stream",
+            "name": "stderr",
+            "text": "ValueError: `n` must be <= 3; got 5\n",
+        },
+    )
+    size.value = 1
+    assert out.outputs[0]["output_type"] == "display_data"
