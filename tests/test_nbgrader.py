@@ -341,3 +341,19 @@ def test_autograde_gives_no_point_for_a_check_that_a_students_cell_replaced(tmp_
     stubs = not_implemented(released)
     shown = _feedback(course, "cheater")
     assert len(stubs) == 3 and all(unwrapped(stub) in unwrapped(shown) for stub in stubs)
+
+
+def test_a_cell_nbgrader_stopped_at_its_time_limit_is_named(tmp_path):
+    """nbgrader records a cell that reached its limit and grades on; the tests name it."""
+    stopped = nbformat.v4.new_code_cell("import time\ntime.sleep(3600)")
+    stopped.outputs = [
+        nbformat.v4.new_output("error", ename="CellTimeoutError", evalue="", traceback=[])
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"), stopped])
+    path = tmp_path / "alice" / GRADED / f"{GRADED}.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(notebook, path)
+    assert timed_out_cells(tmp_path) == [f"{path}: cell 1 ('import time')"]
+    stopped.outputs = []
+    nbformat.write(notebook, path)
+    assert timed_out_cells(tmp_path) == []
