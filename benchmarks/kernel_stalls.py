@@ -27,7 +27,8 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
-# (notebook, how many of its cells): 07's first half stops before the training run.
+# (notebook, the share of its cells run): 07's first half ends after its training run
+# (a progress bar and a live loss curve) and its first translations.
 NOTEBOOKS = {
     "02": ("02_positional_encoding.ipynb", None),
     "04": ("04_masking.ipynb", None),
@@ -56,7 +57,7 @@ def run_once(key: str, edition: str, timeout: int) -> dict:
         notebook,
         kernel_name="python3",
         timeout=timeout,
-        allow_errors=True,  # the student edition's stubs fail on purpose; stalls are the subject
+        allow_errors=True,  # so that --edition can name a student edition, whose stubs fail
         record_timing=True,
         on_cell_start=on_cell_start,
         resources={"metadata": {"path": edition}},

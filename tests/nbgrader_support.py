@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import nbformat
+from notebook_runs import first_line
 
 from transformer_lib import i18n
 from transformer_lib.exercises._core import NOT_IMPLEMENTED
@@ -32,7 +33,7 @@ def timed_out_cells(autograded: Path) -> list[str]:
     """The cells of the autograded notebooks under `autograded` that nbgrader stopped at its
     time limit (it records them as a CellTimeoutError and grades on), each named."""
     return [
-        f"{path}: cell {index} ({cell.source.strip().splitlines()[0]!r})"
+        f"{path}: cell {index} ({first_line(cell)!r})"
         for path in sorted(autograded.rglob("*.ipynb"))
         for index, cell in enumerate(nbformat.read(path, as_version=4).cells)
         for output in cell.get("outputs", [])

@@ -42,6 +42,11 @@ def execute(
                 raise AssertionError(timeout_message(notebook, name, index, timeout)) from None
 
 
+def first_line(cell: nbformat.NotebookNode) -> str:
+    """What names a cell in a message: its first line of source."""
+    return next(iter(cell.source.strip().splitlines()), "")
+
+
 def timeout_message(notebook: nbformat.NotebookNode, name: str, index: int, timeout: int) -> str:
     """What a cell that gave no reply within ``timeout`` s was waiting for."""
     cell = notebook.cells[index]
@@ -54,8 +59,7 @@ def timeout_message(notebook: nbformat.NotebookNode, name: str, index: int, time
         kernel = "the kernel was still running it (busy)"
     else:
         kernel = "the kernel never started it"
-    first_line = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
     return (
-        f"{name}: cell {index} ({first_line!r}) got no execute_reply on the shell channel "
+        f"{name}: cell {index} ({first_line(cell)!r}) got no execute_reply on the shell channel "
         f"within {timeout} s; {kernel}"
     )

@@ -276,7 +276,8 @@ def _graded(course: Path, submissions: dict) -> dict[str, float]:
         folder.mkdir(parents=True)
         nbformat.write(notebook, folder / f"{GRADED}.ipynb")
     _nbgrader(course, "autograde", GRADED)
-    assert not timed_out_cells(course / "autograded"), timed_out_cells(course / "autograded")
+    stopped = timed_out_cells(course / "autograded")
+    assert not stopped, f"nbgrader stopped these cells at its time limit: {stopped}"
     _nbgrader(course, "generate_feedback", GRADED)
     _nbgrader(course, "export")
     with open(course / "grades.csv", newline="") as f:
