@@ -5,12 +5,13 @@ import math
 import pytest
 import torch
 
+from transformer_lib import decode
 from transformer_lib.config import TransformerConfig
 from transformer_lib.contract import ModelContract
 from transformer_lib.decode import beam_search, greedy_decode, length_penalty
 from transformer_lib.model import Transformer
 from transformer_lib.reference import TorchTransformer
-from transformer_lib.vocab import EOS_ID, PAD_ID
+from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -69,12 +70,44 @@ def test_beam_size_one_equals_greedy(decoding_model, random_src):
     beam, beam_scores = beam_search(model, src, beam_size=1, max_len=12, alpha=0.0)
     assert torch.equal(beam[:, : greedy.size(1)], greedy)
     torch.testing.assert_close(beam_scores, greedy_scores)
+    # with a length penalty: greedy's output, its score divided by lp (as beam search ranks)
+    beam, beam_scores = beam_search(model, src, beam_size=1, max_len=12, alpha=0.6)
+    assert torch.equal(beam, greedy)
+    lengths = (greedy != PAD_ID).sum(dim=1).tolist()
+    expected = [s / length_penalty(n, 0.6) for s, n in zip(greedy_scores.tolist(), lengths)]
+    torch.testing.assert_close(beam_scores, torch.tensor(expected))
 
 
-class PrefixTable(ModelContract):
-    """A model whose next-token probabilities are a table indexed by the prefix.
+class TableModel(ModelContract):
+    """A model whose next-token probabilities are a table indexed by the prefix (the tokens
+    after ``<bos>``); a prefix missing from the table gets the ``default`` row (``<eos>``
+    with probability 1). Tokens missing from a row get logit -30. The source is ignored."""
 
-    Greedy takes a (0.40), then the best of a's five flat continuations (0.21), then <eos>
+    def __init__(self, table: dict, default: dict | None = None, vocab_size: int = 11):
+        super().__init__()
+        self.table, self.default = table, default or {EOS_ID: 1.0}
+        self.vocab_size, self.config = vocab_size, TransformerConfig.small(vocab_size, max_len=8)
+
+    def encode(self, src, src_mask=None):
+        return torch.zeros(src.size(0), src.size(1), 1)
+
+    def next_logits(self, prefix: tuple) -> torch.Tensor:
+        """Logits (V,) of the token after ``prefix``."""
+        logits = torch.full((self.vocab_size,), -30.0)
+        for token, p in self.table.get(prefix, self.default).items():
+            logits[token] = math.log(p)
+        return logits
+
+    def decode(self, tgt, memory, src_mask):
+        rows = [
+            torch.stack([self.next_logits(tuple(row[1 : t + 1])) for t in range(len(row))])
+            for row in tgt.tolist()
+        ]
+        return torch.stack(rows)  # (B, T, V)
+
+
+class PrefixTable(TableModel):
+    """Greedy takes a (0.40), then the best of a's five flat continuations (0.21), then <eos>
     (0.99): 0.083. Beam search with K = 2 keeps a and b (0.38); b's two continuations
     (0.19 each) push a's best (0.084) out, and every continuation of those is poor: it ends
     at 0.057. The paper's beam search is a heuristic and may lose to greedy decoding.
@@ -85,24 +118,10 @@ class PrefixTable(ModelContract):
         (4,): {6: 0.21, 7: 0.1975, 8: 0.1975, 9: 0.1975, 10: 0.1975},
         (5,): {6: 0.5, 7: 0.5},
         (4, 6): {EOS_ID: 0.99, 8: 0.01},
-        "other": {EOS_ID: 0.1, 8: 0.3, 9: 0.3, 10: 0.3},
     }
 
     def __init__(self):
-        super().__init__()
-        self.config = TransformerConfig.small(11, max_len=8)
-
-    def encode(self, src, src_mask=None):
-        return torch.zeros(src.size(0), src.size(1), 1)
-
-    def decode(self, tgt, memory, src_mask):
-        logits = torch.full((*tgt.shape, 11), -30.0)  # (B, T, V)
-        for b, row in enumerate(tgt.tolist()):
-            for t in range(len(row)):
-                probs = self.TABLE.get(tuple(row[1 : t + 1]), self.TABLE["other"])
-                for token, p in probs.items():
-                    logits[b, t, token] = math.log(p)
-        return logits
+        super().__init__(self.TABLE, default={EOS_ID: 0.1, 8: 0.3, 9: 0.3, 10: 0.3})
 
 
 def test_beam_search_is_the_papers_and_may_end_below_greedy():
@@ -113,6 +132,113 @@ def test_beam_search_is_the_papers_and_may_end_below_greedy():
     torch.testing.assert_close(greedy_score.exp(), torch.tensor([0.40 * 0.21 * 0.99]))
     assert beam[0, :2].tolist() in ([5, 6], [5, 7])  # a's continuations were pruned
     torch.testing.assert_close(beam_score.exp(), torch.tensor([0.38 * 0.5 * 0.3]))
+
+
+def test_the_early_stop_bounds_a_live_hypothesis_by_the_length_penalty_at_max_len():
+    # K = 2, alpha = 0.6. Step 1: <eos> (0.30) ends; a (0.28) and b (0.26) live on. Step 2:
+    # a <eos> (0.28) ends: log 0.28 / lp(2) = -1.161; b c (0.26) lives, and b's next tokens have
+    # probability 1, so it ends as b c d e <eos>: log 0.26 / lp(5) = -0.991, the best.
+    # At step 2, log 0.26 / lp(2) = -1.228 is below both finished (-1.161, -1.204): dividing
+    # by lp of the current length would stop there and return a <eos>.
+    table = {
+        (): {EOS_ID: 0.30, 4: 0.28, 5: 0.26, 6: 0.16},
+        (4,): {EOS_ID: 1.0},
+        (5,): {7: 1.0},
+        (5, 7): {8: 1.0},
+        (5, 7, 8): {9: 1.0},
+    }
+    out, score = beam_search(TableModel(table), torch.tensor([[4, 5]]), beam_size=2, max_len=6)
+    assert out.tolist() == [[5, 7, 8, 9, EOS_ID]]
+    torch.testing.assert_close(score, torch.tensor([math.log(0.26) / length_penalty(5, 0.6)]))
+
+
+def test_an_eos_ranked_between_k_and_2k_ends_a_hypothesis():
+    # K = 2, alpha = 0: <eos> ranks third at step 1 (0.31, below a 0.35 and b 0.34), and no
+    # longer output reaches 0.31 (the best is a c <eos>, 0.21, greedy's output). Taking
+    # <eos> only from the top K would never see it.
+    table = {
+        (): {4: 0.35, 5: 0.34, EOS_ID: 0.31},
+        (4,): {6: 0.6, 7: 0.4},
+        (5,): {6: 0.55, 7: 0.45},
+    }
+    model, src = TableModel(table), torch.tensor([[4, 5]])
+    out, score = beam_search(model, src, beam_size=2, max_len=4, alpha=0.0)
+    assert out.tolist() == [[EOS_ID]]
+    torch.testing.assert_close(score.exp(), torch.tensor([0.31]))
+    assert greedy_decode(model, src, max_len=4)[0].tolist() == [[4, 6, EOS_ID]]
+
+
+class RandomTable(TableModel):
+    """Next-token logits drawn at random for each prefix, the same on every call."""
+
+    def __init__(self, seed: int, vocab_size: int = 7):
+        super().__init__({}, vocab_size=vocab_size)
+        self.seed, self.drawn = seed, {}
+
+    def next_logits(self, prefix: tuple) -> torch.Tensor:
+        if prefix not in self.drawn:
+            generator = torch.Generator().manual_seed(self.seed * 100_003 + hash(prefix) % 99_991)
+            self.drawn[prefix] = torch.randn(self.vocab_size, generator=generator)
+        return self.drawn[prefix]
+
+
+def exhaustive_best(model: TableModel, max_len: int, alpha: float) -> list[tuple[float, list]]:
+    """Every output the searches can return, best first, scored as beam search scores them:
+    log P / lp(length), in float64. An output ends with <eos> within max_len tokens, or has
+    max_len tokens (cut off). <pad> and <bos> are never generated."""
+    words = [t for t in range(model.vocab_size) if t not in (PAD_ID, BOS_ID, EOS_ID)]
+    results, frontier = [], [((), 0.0)]
+    for length in range(1, max_len + 1):
+        grown = []
+        for prefix, log_p in frontier:
+            log_probs = torch.log_softmax(model.next_logits(prefix).double(), dim=-1)
+            log_probs[[PAD_ID, BOS_ID]] = float("-inf")
+            end = log_p + float(log_probs[EOS_ID])
+            results.append((end / length_penalty(length, alpha), [*prefix, EOS_ID]))
+            grown += [((*prefix, w), log_p + float(log_probs[w])) for w in words]
+        frontier = grown
+    results += [(s / length_penalty(max_len, alpha), list(p)) for p, s in frontier]
+    return sorted(results, key=lambda r: -r[0])
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.5])
+def test_a_beam_wide_enough_finds_the_exhaustive_optimum(alpha):
+    # 5 tokens can be generated (<unk>, three words, <eos>), max_len 4: 4^4 = 256 outputs are
+    # cut off at max_len, so K = 256 keeps every live hypothesis (and its 2K = 512 candidates
+    # hold all of them): beam search is exhaustive.
+    src, narrow_misses = torch.tensor([[4, 5]]), 0
+    for seed in range(16):
+        model = RandomTable(seed)
+        (best, tokens), (runner_up, _) = exhaustive_best(model, 4, alpha)[:2]
+        assert best - runner_up > 1e-4, seed  # one optimum, well above float32 noise
+        out, score = beam_search(model, src, beam_size=256, max_len=4, alpha=alpha)
+        assert out[0].tolist() == tokens + [PAD_ID] * (out.size(1) - len(tokens)), seed
+        assert score.item() == pytest.approx(best, abs=1e-5), seed
+        narrow, narrow_score = beam_search(model, src, beam_size=2, max_len=4, alpha=alpha)
+        assert narrow_score.item() <= best + 1e-5
+        narrow_misses += narrow_score.item() < best - 1e-4
+    assert narrow_misses > 0  # a narrow beam is a heuristic: it misses the optimum sometimes
+
+
+def _never_met(ended, alive, best_lp):
+    return torch.zeros(ended.size(0), dtype=torch.bool)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.5])
+def test_the_early_stop_never_changes_the_output(alpha, monkeypatch, decoding_model, random_src):
+    # The bound is valid: a search that never stops early returns the same outputs. (A stop
+    # that divides by lp of the current length fails this with alpha = 0.6 and 1.5.)
+    runs = [(RandomTable(seed), torch.tensor([[4, 5]]), 6) for seed in range(16)]
+    runs += [(decoding_model(seed), random_src(B=8, seed=seed), 12) for seed in (0, 1)]
+    for beam_size in (2, 4):
+        stopped = [
+            beam_search(m, src, beam_size=beam_size, max_len=n, alpha=alpha) for m, src, n in runs
+        ]
+        monkeypatch.setattr(decode, "_bound_met", _never_met)
+        for (model, src, n), (tokens, scores) in zip(runs, stopped):
+            full = beam_search(model, src, beam_size=beam_size, max_len=n, alpha=alpha)
+            assert torch.equal(full[0], tokens) and torch.equal(full[1], scores)
+        monkeypatch.undo()
 
 
 def test_beam_scores_are_the_model_scores_of_the_returned_outputs(decoding_model, random_src):

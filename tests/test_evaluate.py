@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import sacrebleu
 import torch
@@ -127,6 +128,44 @@ def test_paired_bootstrap_of_equal_systems_finds_no_difference():
     same = paired_bootstrap(SYSTEM_A, list(SYSTEM_A), REFERENCES, n_samples=100)
     assert same.difference == 0.0 and same.a == same.b
     assert same.p_value == pytest.approx(1 / 101)  # sacrebleu's +1 rule: never 0 or 1 exactly
+
+
+# The same error ("hat" for "sieht") in the even sentences, or in the odd ones: every
+# sentence has the same shape, so both systems have the same n-gram counts and corpus BLEU.
+EVEN_WRONG = [r.replace("sieht", "hat") if k % 2 == 0 else r for k, r in enumerate(REFERENCES)]
+ODD_WRONG = [r.replace("sieht", "hat") if k % 2 == 1 else r for k, r in enumerate(REFERENCES)]
+
+
+def _paired_p_by_hand(a, b, references, n_samples, seed):
+    """sacrebleu's paired bootstrap p-value, written out: resample sentences with
+    replacement, centre the absolute resampled differences, count those above |Δ|."""
+    rows = np.random.default_rng(seed).choice(len(references), (n_samples, len(references)))
+
+    def bleu_of(hypotheses, row):
+        return corpus_bleu([hypotheses[i] for i in row], [references[i] for i in row])
+
+    observed = abs(corpus_bleu(b, references) - corpus_bleu(a, references))
+    resampled = np.array([abs(bleu_of(b, row) - bleu_of(a, row)) for row in rows])
+    count = int(np.sum(resampled - resampled.mean() > observed))
+    return (count + 1) / (n_samples + 1)
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [(SYSTEM_A, SYSTEM_B), (EVEN_WRONG, ODD_WRONG), (SYSTEM_A, EVEN_WRONG)],
+    ids=["a-b", "same-bleu", "a-even"],
+)
+def test_paired_bootstrap_centres_the_absolute_differences(a, b):
+    result = paired_bootstrap(a, b, REFERENCES, n_samples=200, seed=5)
+    assert result.p_value == pytest.approx(_paired_p_by_hand(a, b, REFERENCES, 200, 5))
+
+
+def test_different_outputs_with_the_same_bleu_get_a_large_p_value():
+    # Only identical translations get the smallest p-value, 1 / (n_samples + 1).
+    assert EVEN_WRONG != ODD_WRONG
+    result = paired_bootstrap(EVEN_WRONG, ODD_WRONG, REFERENCES)  # 1000 samples
+    assert result.difference == 0.0 and result.a.bleu == result.b.bleu
+    assert result.p_value > 0.3
 
 
 def test_bootstrap_arguments_are_checked():

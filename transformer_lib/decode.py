@@ -186,13 +186,33 @@ def beam_search(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Keep the ``beam_size`` best partial outputs per sentence, for a batch of sentences.
 
-    §6.1: "we used beam search with a beam size of 4 and length penalty α = 0.6". A
-    hypothesis is finished when it emits ``<eos>``; it is ranked by score / lp(length)
-    (see :func:`length_penalty`, length counts ``<eos>``). A sentence stops once it has
-    ``beam_size`` finished hypotheses and no live one can still beat them at the current
-    length. Beam search is a heuristic: it can drop the greedy path and end with a lower
-    score than greedy decoding (notebook 07 shows how often).
-    ``cache``: incremental decoding (module docstring); the cache's rows follow the beams.
+    §6.1: "we used beam search with a beam size of 4 and length penalty α = 0.6" (the
+    defaults here) and "We set the maximum output length during inference to input length
+    + 50, but terminate early when possible". The search follows tensor2tensor's
+    ``beam_search`` (``utils/beam_search.py``), the paper's code:
+
+    - each step extends the K live hypotheses by every token and takes the 2K best
+      candidates by log-probability; those that end with ``<eos>`` are finished, ranked by
+      score / lp(length) (:func:`length_penalty`; the length counts ``<eos>``), and the K
+      best finished are kept; the K best that did not end live on. Each live hypothesis
+      has one ``<eos>`` candidate, so at most K of the 2K end and K always live on.
+    - early stop: a live hypothesis' log-probability only falls as it grows, and lp only
+      grows, so none can reach more than its log-probability / lp(``max_len``). A sentence
+      is done once it has a finished hypothesis and every kept one beats that bound for its
+      best live hypothesis: the output is then the one the search would return without
+      stopping early. (Dividing by lp of the *current* length is no bound when α > 0.)
+    - the cap differs: ``max_len`` defaults to 2·S + 10 (:func:`default_max_len`; S is
+      the batch's padded source length), within the model's position table, not S + 50:
+      shorter for S < 40. tensor2tensor caps at the input length plus a number of steps.
+    - a sentence that reaches ``max_len`` before its bound is met also ranks its live
+      hypotheses, normalised at that length (tensor2tensor uses them only when none ended).
+    - K = 1 is greedy decoding (:func:`greedy_decode`, its score divided by lp), as in
+      tensor2tensor's Transformer, which runs beam search only when the beam size is > 1.
+      (The 2K rule would otherwise also end a hypothesis on an ``<eos>`` ranked second.)
+
+    Beam search is a heuristic: it can drop the greedy path and end with a lower score than
+    greedy decoding. ``cache``: incremental decoding (module docstring); the cache's rows
+    follow the beams.
 
     Shapes: src (B, S) -> tokens (B, L) (padded after ``<eos>``, no ``<bos>``),
     scores (B,) length-normalised (the plain log-probability sum when alpha = 0).
@@ -200,6 +220,10 @@ def beam_search(
     check_int("beam_size", beam_size, minimum=1)
     check_alpha(alpha)
     _check_cache(cache)
+    if beam_size == 1:
+        tokens, scores = greedy_decode(model, src, src_mask, max_len, bos_id, eos_id, cache)
+        lengths = (tokens != model.pad_id).sum(dim=1)  # (B,), <eos> included
+        return tokens, scores / ((5.0 + lengths) / 6.0) ** alpha  # / lp, as length_penalty
     K = beam_size
     with inference_mode(model):
         memory, src_mask, max_len, empty = _start(model, src, src_mask, max_len)
@@ -208,82 +232,134 @@ def beam_search(
         beam_mask = src_mask.repeat_interleave(K, dim=0)  # (B*K, 1, 1, S)
         stepper = _stepper(model, memory, beam_mask, cache)
         beam_empty = empty.repeat_interleave(K)  # (B,) -> (B*K,)
-        tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=src.device)
-        alive = torch.full((B, K), float("-inf"), device=src.device)
-        alive[:, 0] = 0.0  # the K beams start identical: keep one so they do not duplicate
-        finished: list[list[tuple[float, list[int]]]] = [[] for _ in range(B)]
-        done = [False] * B
+        tokens, alive, ended_tokens, ended, done = _beams(B, K, bos_id, pad_id, src.device)
+        best_lp = length_penalty(max_len, alpha)  # the largest lp a hypothesis can reach
         for length in range(1, max_len + 1):
             log_probs = _next_log_probs(
                 model, tokens, memory, beam_mask, (pad_id, bos_id), beam_empty, eos_id, stepper
             )
-            V = log_probs.size(-1)
-            candidates = (alive[:, :, None] + log_probs.view(B, K, V)).view(B, K * V)
-            top_scores, top_index = candidates.topk(min(2 * K, K * V), dim=-1)  # (B, 2K)
-            beam, token = top_index // V, top_index % V
-            is_eos = token == eos_id
-            _collect(finished, done, tokens, top_scores, beam, is_eos, K, length, alpha, eos_id)
-            # the K best candidates that did not end go on (at most K of 2K can end)
-            rank = torch.arange(top_scores.size(1), device=src.device) + is_eos * 2 * K
-            keep = rank.argsort(dim=-1)[:, :K]  # (B, K)
-            alive = top_scores.gather(1, keep)
-            rows = torch.arange(B, device=src.device)[:, None] * K + beam.gather(1, keep)
-            tokens = torch.cat([tokens[rows.view(-1)], token.gather(1, keep).view(-1, 1)], 1)
-            if stepper is not None:
-                stepper.reorder(rows.view(-1))  # each kept beam takes its parent's keys/values
-            _update_done(finished, done, alive, K, length, alpha)
-            if all(done):
-                break
-        _add_unfinished(finished, done, tokens, alive, K, alpha)
-    best = [max(hypotheses, key=lambda h: h[0]) for hypotheses in finished]
-    return _pack(best, pad_id, src.device)
-
-
-def _collect(finished, done, tokens, top_scores, beam, is_eos, K, length, alpha, eos_id):
-    """Move candidates that end with <eos> (among the K best) to their sentence's list."""
-    if not bool(is_eos[:, :K].any()):
-        return
-    scores, beams, ends = top_scores.tolist(), beam.tolist(), is_eos.tolist()
-    prefixes = tokens[:, 1:].tolist()
-    for b, hypotheses in enumerate(finished):
-        for j in range(min(K, len(scores[b]))):
-            if ends[b][j] and not done[b] and scores[b][j] > float("-inf"):
-                normalised = scores[b][j] / length_penalty(length, alpha)
-                hypotheses.append((normalised, prefixes[b * K + beams[b][j]] + [eos_id]))
-
-
-def _update_done(finished, done, alive, K, length, alpha) -> None:
-    """A sentence is done when K hypotheses ended and no live one can beat the worst of them,
-    or when some ended and none is left alive (an empty source: only <eos> was possible)."""
-    best_alive = alive.max(dim=1).values.tolist()
-    for b, hypotheses in enumerate(finished):
-        if done[b] or not hypotheses:
-            continue
-        if best_alive[b] == float("-inf"):
-            done[b] = True
-        elif len(hypotheses) >= K:
-            worst_kept = sorted(h[0] for h in hypotheses)[-K]
-            done[b] = best_alive[b] / length_penalty(length, alpha) <= worst_kept
-
-
-def _add_unfinished(finished, done, tokens, alive, K, alpha) -> None:
-    """Sentences that hit max_len also consider their live (unfinished) hypotheses."""
-    length = tokens.size(1) - 1
-    prefixes, scores = tokens[:, 1:].tolist(), alive.tolist()
-    for b, hypotheses in enumerate(finished):
-        if not done[b] or not hypotheses:
-            hypotheses.extend(
-                (s / length_penalty(length, alpha), prefixes[b * K + k])
-                for k, s in enumerate(scores[b])
-                if s > float("-inf")
+            seqs, scores, parents = _grow(tokens, alive, log_probs)  # the 2K best candidates
+            is_eos = seqs[:, :, -1] == eos_id  # (B, 2K)
+            lp = length_penalty(length, alpha)
+            ended_tokens, ended = _keep_finished(
+                ended_tokens, ended, seqs, scores, is_eos, lp, pad_id
             )
+            tokens, alive, rows = _keep_alive(seqs, scores, parents, is_eos, K)
+            if stepper is not None:
+                stepper.reorder(rows)  # each kept beam takes its parent's keys/values
+            done |= _bound_met(ended, alive, best_lp)
+            if bool(done.all()):  # one host sync per step, as in greedy_decode
+                break
+        return _best(ended_tokens, ended, tokens, alive / lp, done, pad_id)
 
 
-def _pack(best, pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
-    """[(score, ids)] -> tokens (B, L) padded with pad_id, scores (B,)."""
-    L = max(1, max((len(ids) for _, ids in best), default=0))  # an empty batch: (0, 1)
-    tokens = torch.full((len(best), L), pad_id, dtype=torch.long)
-    for b, (_, ids) in enumerate(best):
-        tokens[b, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-    scores = torch.tensor([score for score, _ in best], dtype=torch.float32)
-    return tokens.to(device), scores.to(device)
+def _beams(
+    B: int, K: int, bos_id: int, pad_id: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The search's start: tokens (B*K, 1) all ``<bos>``; alive (B, K) log-probabilities,
+    0 for the first beam and -inf for the others (the K beams start identical: keeping one
+    stops them from duplicating); ended_tokens (B, K, 0) and ended (B, K) = -inf, no
+    finished hypothesis yet; done (B,) False."""
+    tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=device)
+    alive = torch.full((B, K), float("-inf"), device=device)
+    alive[:, 0] = 0.0
+    ended_tokens = torch.full((B, K, 0), pad_id, dtype=torch.long, device=device)
+    ended = torch.full((B, K), float("-inf"), device=device)
+    done = torch.zeros(B, dtype=torch.bool, device=device)
+    return tokens, alive, ended_tokens, ended, done
+
+
+def _grow(
+    tokens: torch.Tensor, alive: torch.Tensor, log_probs: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The 2K best one-token extensions of each sentence's K live hypotheses, by
+    log-probability, best first.
+
+    Shapes: tokens (B*K, t), alive (B, K), log_probs (B*K, V) -> seqs (B, 2K, t + 1),
+    scores (B, 2K), parents (B, 2K) (the rows of ``tokens`` they extend).
+    """
+    (B, K), V = alive.shape, log_probs.size(-1)
+    candidates = (alive[:, :, None] + log_probs.view(B, K, V)).view(B, K * V)
+    scores, index = candidates.topk(min(2 * K, K * V), dim=-1)  # (B, 2K)
+    parents = torch.arange(B, device=alive.device)[:, None] * K + index // V
+    seqs = torch.cat([tokens[parents], (index % V)[:, :, None]], dim=-1)  # (B, 2K, t + 1)
+    return seqs, scores, parents
+
+
+def _keep_finished(
+    ended_tokens: torch.Tensor,
+    ended: torch.Tensor,
+    seqs: torch.Tensor,
+    scores: torch.Tensor,
+    is_eos: torch.Tensor,
+    lp: float,
+    pad_id: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The K best finished hypotheses: those kept so far and the candidates that end with
+    ``<eos>`` now (ranked by score / lp); among equal scores the earlier one comes first.
+
+    Shapes: ended_tokens (B, K, t - 1), ended (B, K), seqs (B, 2K, t + 1) (with ``<bos>``),
+    scores, is_eos (B, 2K) -> ended_tokens (B, K, t), ended (B, K).
+    """
+    K = ended.size(1)
+    now = (scores / lp).masked_fill(~is_eos, float("-inf"))  # (B, 2K); -inf: not finished
+    kept = torch.nn.functional.pad(ended_tokens, (0, 1), value=pad_id)  # (B, K, t)
+    all_tokens = torch.cat([kept, seqs[:, :, 1:]], dim=1)  # (B, 3K, t)
+    all_scores = torch.cat([ended, now], dim=1)  # (B, 3K)
+    best = all_scores.sort(dim=1, descending=True, stable=True).indices[:, :K]  # (B, K)
+    index = best[:, :, None].expand(-1, -1, all_tokens.size(2))
+    return all_tokens.gather(1, index), all_scores.gather(1, best)
+
+
+def _keep_alive(
+    seqs: torch.Tensor, scores: torch.Tensor, parents: torch.Tensor, is_eos: torch.Tensor, K: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The K best candidates that did not end live on (there are K: see beam_search).
+
+    Shapes: seqs (B, 2K, t), scores, parents, is_eos (B, 2K) -> tokens (B*K, t),
+    alive (B, K), rows (B*K,) (each new beam's parent row, for the cache).
+    """
+    width = scores.size(1)
+    rank = torch.arange(width, device=scores.device) + is_eos * width  # ended ones last
+    keep = rank.argsort(dim=1)[:, :K]  # (B, K), best first
+    tokens = seqs.gather(1, keep[:, :, None].expand(-1, -1, seqs.size(2)))  # (B, K, t)
+    return tokens.flatten(0, 1), scores.gather(1, keep), parents.gather(1, keep).flatten()
+
+
+def _bound_met(ended: torch.Tensor, alive: torch.Tensor, best_lp: float) -> torch.Tensor:
+    """tensor2tensor's stop test, per sentence: some hypothesis has finished, and every kept
+    finished one scores more than the best live one could ever reach (its log-probability
+    / lp(max_len)). An empty source has no live hypothesis (-inf): done once it ended.
+
+    Shapes: ended (B, K), alive (B, K) -> (B,) bool.
+    """
+    reachable = alive.max(dim=1).values / best_lp  # (B,)
+    finished = ended > float("-inf")  # (B, K)
+    worst_kept = ended.masked_fill(~finished, float("inf")).min(dim=1).values  # (B,)
+    return finished.any(dim=1) & (worst_kept > reachable)
+
+
+def _best(
+    ended_tokens: torch.Tensor,
+    ended: torch.Tensor,
+    tokens: torch.Tensor,
+    live: torch.Tensor,
+    done: torch.Tensor,
+    pad_id: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each sentence's best hypothesis: the best finished one, or, for a sentence that hit
+    max_len before its bound was met, a live one (``live``: normalised scores) if better.
+    The first of equals wins. Trailing padding columns are cut (at least one column stays).
+
+    Shapes: ended_tokens (B, K, L), ended (B, K), tokens (B*K, L + 1), live (B, K),
+    done (B,) -> tokens (B, L') (L' <= L), scores (B,).
+    """
+    B, K = live.shape
+    all_scores = torch.cat([ended, live.masked_fill(done[:, None], float("-inf"))], dim=1)
+    all_tokens = torch.cat(
+        [ended_tokens, tokens[:, 1:].view(B, K, tokens.size(1) - 1)], dim=1
+    )  # (B, 2K, L)
+    best = all_scores.argmax(dim=1, keepdim=True)  # (B, 1): the first maximum
+    out = all_tokens.gather(1, best[:, :, None].expand(-1, -1, all_tokens.size(2)))[:, 0]
+    length = int((out != pad_id).sum(dim=1).max()) if B else 1  # the search's last sync
+    return out[:, : max(1, length)], all_scores.gather(1, best)[:, 0]

@@ -143,12 +143,23 @@ def paired_bootstrap(
 ) -> BleuDifference:
     """Is system b's BLEU different from system a's beyond the noise of the test set?
 
-    sacrebleu's paired bootstrap test (as in Moses, with a as the baseline): both systems
-    are scored on the *same* resampled corpora, so sentences that are easy or hard for both
-    cancel out; ``p_value`` is about the share of resampled differences, shifted to average
-    0, larger than the observed one. A difference with ``p_value >= 0.05`` is within the
-    noise. Two systems that score exactly the same still get sacrebleu's smallest p-value,
-    1 / (n_samples + 1): check ``difference == 0`` first. The same numbers as
+    sacrebleu's paired bootstrap test (``significance._paired_bs_test``, which follows the
+    Moses script ``bootstrap-hypothesis-difference-significance.pl``; a is the baseline).
+    It draws ``n_samples`` corpora of N sentences with replacement from the N test
+    sentences (``numpy.random.default_rng(seed)``) and scores both systems on each *same*
+    corpus, so sentences that are easy or hard for both cancel out. With Δ = BLEU(b) -
+    BLEU(a) and Δ* the same difference on a resampled corpus, it centres the *absolute*
+    differences, |Δ*| - mean |Δ*|, counts those strictly greater than |Δ|, and returns
+    p = (count + 1) / (n_samples + 1): never 0. The sign of Δ plays no part (read the
+    direction from ``difference``). When |Δ| is clearly above the noise, |Δ*| - mean |Δ*|
+    is close to Δ* - mean Δ* (or its negative, for Δ < 0), so p is close to the share of
+    resamples on Δ's side only: a one-sided p-value, smaller than a two-sided one would be.
+
+    Identical translations give Δ = 0 and every Δ* = 0, so no centred value is above 0
+    and p = 1 / (n_samples + 1), 1/1001 by default: nothing was tested, and
+    ``difference == 0`` says so. Two systems with *different* translations and the same
+    corpus BLEU also have Δ = 0, but their |Δ*| vary, many of them above their mean: p is
+    large. A difference with ``p_value >= 0.05`` is within the noise. The same numbers as
     ``SACREBLEU_SEED=seed sacrebleu REF -i A B --paired-bs --paired-bs-n n_samples``.
     """
     _check_bootstrap(hypotheses_a, references, n_samples, seed, name="hypotheses_a")
