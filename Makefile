@@ -31,9 +31,10 @@ NBVAL_ARGS := --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeou
 NBVAL := --nbval notebooks --ignore=notebooks/zh_CN $(NBVAL_ARGS)
 NBVAL_ZH := --nbval notebooks/zh_CN $(NBVAL_ARGS)
 
-# The course's language: en (default) or zh_CN. The library reads COURSE_LANG for its hints
-# and labels; `make student COURSE_LANG=zh_CN` and `make handouts COURSE_LANG=zh_CN` build the
-# Chinese edition's. JupyterLab's interface language is a setting (tools/lab_settings/zh_CN).
+# The edition `make student` and `make handouts` build: en (default) or zh_CN
+# (`make student COURSE_LANG=zh_CN`). Each notebook makes the library speak its edition's
+# language itself (set_language in its first cell); COURSE_LANG is the library's language
+# outside the notebooks. JupyterLab's interface language is a setting (tools/lab_settings/zh_CN).
 COURSE_LANG ?= en
 EDITION := $(if $(filter zh_CN,$(COURSE_LANG)),notebooks/zh_CN,notebooks)
 SUFFIX := $(if $(filter zh_CN,$(COURSE_LANG)),_zh_CN)
@@ -50,7 +51,7 @@ lab: $(STAMP)
 # the Chinese edition's own folder (made by the install), so `make lab` stays English.
 LAB_ZH_SETTINGS := $(VENV)/share/jupyter/lab/user-settings-zh_CN
 lab-zh: $(STAMP)
-	COURSE_LANG=zh_CN JUPYTERLAB_SETTINGS_DIR=$(CURDIR)/$(LAB_ZH_SETTINGS) \
+	JUPYTERLAB_SETTINGS_DIR=$(CURDIR)/$(LAB_ZH_SETTINGS) \
 		$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks/zh_CN $(ALLOW_ROOT)
 
 # The Chinese edition: each English notebook plus its catalogue, executed with outputs stored.
@@ -58,7 +59,7 @@ lab-zh: $(STAMP)
 # translate the entries it marks (tests/test_i18n.py fails until then).
 zh: $(STAMP)
 	$(VPY) tools/i18n_notebooks.py build
-	cd notebooks/zh_CN && COURSE_LANG=zh_CN $(CURDIR)/$(VENV)/bin/jupyter nbconvert --to notebook \
+	cd notebooks/zh_CN && $(CURDIR)/$(VENV)/bin/jupyter nbconvert --to notebook \
 		--execute --inplace --ExecutePreprocessor.record_timing=False \
 		--ExecutePreprocessor.timeout=900 [0-9][0-9]_*.ipynb
 
@@ -77,7 +78,7 @@ test: $(STAMP) $(HUB_PROXY)
 test-notebooks-en: $(STAMP)
 	$(VPY) -m pytest $(NBVAL)
 test-notebooks-zh: $(STAMP)
-	COURSE_LANG=zh_CN $(VPY) -m pytest $(NBVAL_ZH)
+	$(VPY) -m pytest $(NBVAL_ZH)
 
 # The same tests under each of PyTorch's portable CPU kernel sets (`default`, `avx2`; the
 # kernel set decides summation order, so results differ in the last bits) at 1 and at 2
@@ -93,7 +94,7 @@ test-kernels: $(STAMP)
 		echo "=== $$run"; \
 		$(VPY) -m pytest -q -m "not browser" tests || failed="$$failed [$$run: tests]"; \
 		$(VPY) -m pytest -q $(NBVAL) || failed="$$failed [$$run: notebooks]"; \
-		COURSE_LANG=zh_CN $(VPY) -m pytest -q $(NBVAL_ZH) || failed="$$failed [$$run: zh_CN notebooks]"; \
+		$(VPY) -m pytest -q $(NBVAL_ZH) || failed="$$failed [$$run: zh_CN notebooks]"; \
 	done; done; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "All four kernel/thread runs passed."

@@ -73,9 +73,11 @@ c.Spawner.environment = {
     # the course's numbers hold at one thread (`make test` runs that way). Raise it together
     # with a CPU limit per user (Kubernetes, TLJH) on a server with cores to spare.
     "OMP_NUM_THREADS": "1",
-    # The language of the library's messages (exercise hints, widgets): "zh_CN" for a class
-    # taught in Chinese. JupyterLab's own language is each user's choice (Settings ->
-    # Language -> 中文); the language pack is installed.
+    # The language of the library's messages (exercise hints, widgets) outside the course's
+    # notebooks, e.g. a script run in a terminal: each notebook chooses its own in its first
+    # cell (set_language), so notebooks/zh_CN speaks Chinese here too. JupyterLab's own
+    # language is each user's choice (Settings -> Language -> 中文); the language pack is
+    # installed.
     "COURSE_LANG": "en",
 }
 # What one student needs (measured, README): the largest notebook's kernel peaks at 0.6 GiB

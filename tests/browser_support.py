@@ -60,11 +60,13 @@ LAB_SETTINGS = {
 }
 
 # The Chinese edition: JupyterLab's interface in Chinese (the language pack the course
-# installs) and the library's messages in Chinese, as `make lab-zh` starts it.
+# installs), as `make lab-zh` starts it. The library's messages are Chinese because the
+# notebook says so (set_language in its first cell), even where the environment says
+# English, as the class hub's deploy/ does for everyone.
 ZH_SETTINGS = LAB_SETTINGS | {
     "@jupyterlab/translation-extension/plugin.jupyterlab-settings": {"locale": "zh_CN"}
 }
-ZH_ENV = {"COURSE_LANG": "zh_CN"}
+ZH_ENV = {"COURSE_LANG": "en"}
 ZH_NOTEBOOK_PATHS = sorted((NOTEBOOKS / "zh_CN").glob("[0-9][0-9]_*.ipynb"))
 EDITION_PATHS = NOTEBOOK_PATHS + ZH_NOTEBOOK_PATHS  # both editions, English first
 
@@ -141,6 +143,69 @@ FIRST_CELL_JS = """path => {
     panel.content.activeCellIndex = 0;
     panel.content.mode = 'command';
 }"""
+
+
+# Chinese text is drawn in a font with Chinese glyphs, or as boxes: Chromium picks the font
+# through fontconfig, and a machine without a CJK font (Debian's fonts-noto-cjk, which
+# .ci/run installs) draws every Chinese character as a box. This script marks each element
+# matching `selector` that is drawn and whose own text holds Chinese characters
+# (data-course-han) and returns how many each holds; DevTools then says which fonts drew
+# that text (chinese_drawn_in).
+HAN = "\\u3400-\\u9fff\\uf900-\\ufaff"  # CJK ideographs (punctuation aside)
+MARK_HAN_JS = f"""selector => {{
+    const counts = [];
+    for (const element of document.querySelectorAll(selector)) {{
+        const own = [...element.childNodes].filter(n => n.nodeType === Node.TEXT_NODE)
+            .map(n => n.textContent).join('');
+        const han = (own.match(/[{HAN}]/g) || []).length;
+        if (han && element.checkVisibility()) {{  // not a rendered Markdown cell's source
+            element.setAttribute('data-course-han', String(han));
+            counts.push(han);
+        }}
+    }}
+    return counts;
+}}"""
+
+
+def chinese_font_families() -> set[str]:
+    """The font families fontconfig has for Chinese (`fc-list :lang=zh family`)."""
+    try:
+        listed = subprocess.run(
+            ["fc-list", ":lang=zh", "family"], capture_output=True, text=True, check=False
+        ).stdout
+    except FileNotFoundError:  # no fontconfig: no font either
+        return set()
+    return {name.strip() for line in listed.splitlines() for name in line.split(",")}
+
+
+@dataclass(frozen=True)
+class DrawnChinese:
+    """The Chinese characters under a selector, and the fonts Chromium drew that text with."""
+
+    characters: int
+    glyphs: dict[str, int]  # font family -> glyphs it drew there (Chinese and the rest)
+
+    def in_chinese_fonts(self, families: set[str]) -> int:
+        return sum(n for family, n in self.glyphs.items() if family in families)
+
+
+def chinese_drawn_in(page, selector: str) -> DrawnChinese:
+    """Which platform fonts drew the Chinese text of the elements matching `selector`
+    (DevTools' CSS.getPlatformFontsForNode, for each element's own text)."""
+    characters = sum(page.evaluate(MARK_HAN_JS, selector))
+    devtools = page.context.new_cdp_session(page)
+    devtools.send("DOM.enable")
+    devtools.send("CSS.enable")
+    root = devtools.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+    marked = devtools.send(
+        "DOM.querySelectorAll", {"nodeId": root, "selector": "[data-course-han]"}
+    )
+    glyphs: dict[str, int] = {}
+    for node in marked["nodeIds"]:
+        for font in devtools.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]:
+            glyphs[font["familyName"]] = glyphs.get(font["familyName"], 0) + font["glyphCount"]
+    devtools.detach()
+    return DrawnChinese(characters, glyphs)
 
 
 def error_outputs(page, path: str) -> list[str]:

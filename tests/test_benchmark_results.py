@@ -40,3 +40,18 @@ def test_provenance_fills_the_about_columns():
     about = _common.provenance(torch.device("cpu"))
     assert list(about) == _common.ABOUT
     assert about["machine"].endswith(f"threads, torch {torch.__version__}, cpu")
+
+
+def test_the_cross_machine_rows_come_from_one_clean_commit_and_every_setting():
+    """One commit with nothing uncommitted, every kernel set asked for (PyTorch's own pick
+    included, recorded by the name of what ran) at 1 and 2 threads, every run complete."""
+    with open(BENCHMARKS / "results" / "cross_machine.csv", newline="", encoding="utf-8") as file:
+        rows = list(csv.DictReader(file))
+    assert len({row["commit"] for row in rows}) == 1 and "+" not in rows[0]["commit"]
+    settings = {(row["asked"], row["kernels"], row["threads"]) for row in rows}
+    assert {(asked, threads) for asked, _, threads in settings} == {
+        (asked, threads) for asked in ("default", "avx2", "native") for threads in ("1", "2")
+    }
+    assert all(kernels == asked for asked, kernels, _ in settings if asked != "native")
+    steps = sum(len(steps) for steps in cross_machine.RUNS.values())
+    assert len(rows) == len(settings) * len(cross_machine.SEEDS) * steps

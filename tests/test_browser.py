@@ -7,7 +7,8 @@ failed, every figure of the stored notebook was drawn as an image, every widget 
 drawn as a live widget, and each widget redraws its figure when a control moves; then
 present it in deck mode (jupyterlab-slideshow) and walk it with →: one press per slide,
 each slide within the 1400×900 screen. One notebook is presented with a live widget. Each
-notebook's Run All time goes to screenshots/run-all-seconds.json.
+notebook's Run All time goes to screenshots/run-all-seconds.json. The Chinese edition's
+text must be drawn in a font with Chinese glyphs (not boxes).
 Screenshots go to screenshots/ (ignored by git). Nothing leaves 127.0.0.1.
 
 Skipped, with a one-line reason, where Chromium or the `playwright` package is missing
@@ -504,10 +505,49 @@ def chinese_hint(monkeypatch) -> str:
     return str(failed.value).split("\n")[0]
 
 
+def chinese_font_problem(page: Page, screenshot: Path) -> str | None:
+    """Why the open notebook's Chinese text is not all drawn in fonts with Chinese glyphs
+    (boxes on a machine without one), or None; the page is kept in `screenshot`."""
+    screenshot.parent.mkdir(exist_ok=True)
+    page.screenshot(path=screenshot)
+    drawn = bs.chinese_drawn_in(page, ".jp-Notebook *")
+    families = bs.chinese_font_families()
+    if drawn.characters and drawn.in_chinese_fonts(families) >= drawn.characters:
+        return None
+    return (
+        f"{drawn.characters} Chinese characters in the notebook, but the fonts that fontconfig "
+        f"has for Chinese ({', '.join(sorted(families)) or 'none'}) drew "
+        f"{drawn.in_chinese_fonts(families)} glyphs; Chromium drew the text with {drawn.glyphs}. "
+        f"Install a CJK font (Debian's fonts-noto-cjk, as .ci/run does). Screenshot: {screenshot}"
+    )
+
+
+@pytest.mark.skipif(not bs.ZH_NOTEBOOK_PATHS, reason="no Chinese edition in notebooks/zh_CN")
+def test_the_chinese_edition_is_drawn_in_a_font_with_chinese_glyphs(browser, tmp_path):
+    """On a machine without a CJK font every Chinese character is a box, and the notebook
+    runs anyway: the fonts Chromium drew the Chinese notebook's text with (its Markdown,
+    code comments and outputs; DevTools' CSS.getPlatformFontsForNode) must include fonts
+    that fontconfig lists for Chinese (`fc-list :lang=zh`), drawing at least as many glyphs
+    as the text has Chinese characters."""
+    path = bs.ZH_NOTEBOOK_PATHS[0]
+    with bs.lab_server(
+        tmp_path, [path], tmp_path / "lab.log", settings=bs.ZH_SETTINGS, extra_env=bs.ZH_ENV
+    ) as lab:
+        context = browser.new_context(viewport=VIEWPORT)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        open_notebook(page, lab, path.name)
+        problem = chinese_font_problem(page, bs.SCREENSHOTS / f"browser-zh_CN-font-{path.stem}.png")
+        context.close()
+        lab.shutdown_kernels()
+    assert problem is None, problem
+
+
 @pytest.mark.skipif(not bs.ZH_NOTEBOOK_PATHS, reason="no Chinese edition in notebooks/zh_CN")
 def test_the_chinese_edition_in_a_chinese_jupyterlab(browser, tmp_path, monkeypatch):
     """`make lab-zh` as a student uses it: the interface in Chinese, a Chinese notebook run
-    top to bottom, a widget moved, the deck walked, and a wrong answer's hint in Chinese."""
+    top to bottom, a widget moved, the deck walked, and a wrong answer's hint in Chinese,
+    though the environment says COURSE_LANG=en (as the class hub's does)."""
     path = bs.NOTEBOOKS / "zh_CN" / ZH_NOTEBOOK
     expected = bs.expected_outputs(path)
     with bs.lab_server(

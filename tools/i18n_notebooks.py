@@ -1,6 +1,6 @@
 """The Chinese edition's notebooks: built from the English ones plus gettext catalogues.
 
-Usage: python tools/i18n_notebooks.py {extract,build,stats} [--lang zh_CN] [NOTEBOOK ...]
+Usage: python tools/i18n_notebooks.py {extract,build,stats,library} [--lang zh_CN] [NOTEBOOK ...]
 (default: every notebooks/NN_*.ipynb)
 
 - ``extract`` updates ``locale/<lang>/LC_MESSAGES/<notebook>.po`` from the English notebook,
@@ -13,10 +13,19 @@ Usage: python tools/i18n_notebooks.py {extract,build,stats} [--lang zh_CN] [NOTE
   ``tests/test_i18n.py`` fails until it is translated.
 - ``stats`` prints, per catalogue, the entries, how many are translated, fuzzy and
   untranslated, and the English words they hold.
+- ``library`` updates the library's catalogue,
+  ``transformer_lib/locale/<lang>/LC_MESSAGES/transformer_lib.po``, as ``pybabel extract``
+  and ``pybabel update`` would: from the messages the library marks with ``_()`` and
+  ``N_()``, and from the sentences the English notebooks print with ``say()``
+  (``transformer_lib.i18n.say``: a printed sentence is translated where it is printed,
+  so the same code prints Chinese in the Chinese edition).
 
 What is translated: every Markdown cell (one entry each, its cell id as the context) and
 every comment in code that explains something (one entry per distinct comment in a cell).
-Code, printed strings and outputs stay as they are, so both editions run the same code.
+Code, printed strings and outputs stay as they are, so both editions run the same code, but
+for one line: the first code cell's ``set_language("en")`` becomes ``set_language("zh_CN")``,
+so that the edition speaks its language wherever it is opened (the library's hints, labels
+and messages come from its own catalogue, ``transformer_lib/locale``).
 Directive comments (``# mirrors:``, nbgrader's ``### BEGIN SOLUTION``, ``# noqa``) and
 comments without a word in them (``# (B, T, D) -> (B, H, T, Dh)``) are not translated.
 """
@@ -24,6 +33,7 @@ comments without a word in them (``# (B, T, D) -> (B, H, T, Dh)``) are not trans
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import io
 import json
@@ -33,13 +43,18 @@ import tokenize
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
+from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po, write_po
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 LOCALE = ROOT / "locale"
+LIBRARY = ROOT / "transformer_lib"
 DIRECTIVES = re.compile(r"#+\s*(mirrors:|noqa|type:|fmt:|BEGIN |END |YOUR CODE|NBVAL_)")
 A_WORD = re.compile(r"[A-Za-z]{3,}")
+# The one line of code in which the editions differ: the edition's language, chosen in the
+# notebook's first code cell (transformer_lib.i18n.set_language).
+LANGUAGE_LINE = re.compile(r'^set_language\("en"\)', re.MULTILINE)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from slide_metadata import _source, with_slides  # noqa: E402
@@ -92,7 +107,12 @@ def template(notebook: dict, name: str) -> Catalog:
 
 def read_catalogue(path: Path, lang: str) -> Catalog:
     with open(path, "rb") as po:
-        return read_po(po, locale=lang)
+        catalog = read_po(po, locale=lang)
+    # Babel wraps a long previous msgid (``#|``) mid-string and reads the wrapped lines back
+    # as translator comments ("# | ..."): drop them, or every extract would add more.
+    for message in catalog:
+        message.user_comments = [c for c in message.user_comments if not c.startswith("|")]
+    return catalog
 
 
 def write_catalogue(catalog: Catalog, path: Path) -> None:
@@ -140,25 +160,81 @@ def _translate_comments(code: str, catalog: Catalog, context: str) -> str:
     return "\n".join(lines)
 
 
-def translated_notebook(english: dict, catalog: Catalog, name: str) -> dict:
-    """The edition of ``english`` that ``catalog`` makes: text translated, slides cut again."""
+def with_language(code: str, lang: str) -> str:
+    """``code`` with the English edition's ``set_language("en")`` line choosing ``lang``."""
+    return LANGUAGE_LINE.sub(f'set_language("{lang}")', code)
+
+
+def translated_notebook(english: dict, catalog: Catalog, name: str, lang: str) -> dict:
+    """The ``lang`` edition of ``english`` that ``catalog`` makes: text translated, its
+    language chosen, slides cut again."""
     notebook = copy.deepcopy(english)
     for cell in notebook["cells"]:
         if cell["cell_type"] == "markdown":
             cell["source"] = _translated(catalog, _source(cell), cell["id"])
         elif cell["cell_type"] == "code":
-            cell["source"] = _translate_comments(_source(cell), catalog, cell["id"])
+            code = _translate_comments(_source(cell), catalog, cell["id"])
+            cell["source"] = with_language(code, lang)
     return with_slides(notebook, name)
 
 
 def build(notebook_path: Path, lang: str) -> Path:
     english = json.loads(notebook_path.read_text(encoding="utf-8"))
     catalog = read_catalogue(catalogue_path(notebook_path, lang), lang)
-    edition = translated_notebook(english, catalog, notebook_path.name)
+    edition = translated_notebook(english, catalog, notebook_path.name, lang)
     out = edition_path(notebook_path, lang)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(edition, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return out
+
+
+def said(notebook: dict, name: str) -> list[str]:
+    """The sentences ``notebook``'s code prints with ``say(...)``, in order. A sentence that
+    is not a string literal cannot be put in the catalogue: an error naming its cell."""
+    found = []
+    for number, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        for node in ast.walk(ast.parse(_source(cell))):
+            if not (isinstance(node, ast.Call) and ast.unparse(node.func) == "say"):
+                continue
+            first = node.args[0] if node.args else None
+            if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+                raise ValueError(
+                    f"{name}, code cell {number} ({cell['id']}): say() takes its sentence as "
+                    f"a string literal (its values as keywords); got {ast.unparse(node)}"
+                )
+            found.append(first.value)
+    return found
+
+
+def library_catalogue_path(lang: str) -> Path:
+    return LIBRARY / "locale" / lang / "LC_MESSAGES" / "transformer_lib.po"
+
+
+def library_template(notebooks: list[Path]) -> Catalog:
+    """What the library's catalogue must hold: the library's ``_()`` and ``N_()`` messages,
+    then the sentences ``notebooks`` print with ``say()``."""
+    catalog = Catalog(project="transformer_lib", version="0.1", fuzzy=False)
+    marked = extract_from_dir(str(LIBRARY), keywords={"_": None, "N_": None})
+    for _, _, message, comments, context in marked:
+        catalog.add(message, auto_comments=comments, context=context)
+    for path in notebooks:
+        for sentence in said(json.loads(path.read_text(encoding="utf-8")), path.stem):
+            catalog.add(sentence, auto_comments=[f"printed by notebook {path.stem}"])
+    return catalog
+
+
+def update_library(lang: str) -> Path:
+    """The library's catalogue updated from ``library_template``, as ``pybabel update``
+    writes it (a changed message turns fuzzy, a vanished one obsolete)."""
+    path = library_catalogue_path(lang)
+    catalog = read_catalogue(path, lang)
+    template = library_template(english_notebooks())
+    catalog.update(template, update_header_comment=False, update_creation_date=False)
+    with open(path, "wb") as po:
+        write_po(po, catalog)
+    return path
 
 
 def _row(name: str, counts: list[int]) -> str:
@@ -184,15 +260,16 @@ def stats(paths: list[Path], lang: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["extract", "build", "stats"])
+    parser.add_argument("command", choices=["extract", "build", "stats", "library"])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--lang", default="zh_CN")
     args = parser.parse_args(argv)
     notebooks = [path.resolve() for path in args.notebooks] or english_notebooks()
+    if args.command == "library":
+        print(f"library: {update_library(args.lang).relative_to(ROOT)}")
+        return 0
     if args.command == "stats":
-        library = (
-            ROOT / "transformer_lib" / "locale" / args.lang / "LC_MESSAGES" / "transformer_lib.po"
-        )
+        library = library_catalogue_path(args.lang)
         paths = [catalogue_path(path, args.lang) for path in notebooks]
         print(stats(paths + [library] * library.exists(), args.lang))
         return 0

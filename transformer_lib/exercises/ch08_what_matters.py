@@ -11,7 +11,7 @@ from collections.abc import Callable
 from transformer_lib.exercises._compare import _expect, _number
 from transformer_lib.exercises._core import Mistake, _passed, exercise
 from transformer_lib.i18n import N_, _
-from transformer_lib.studies.ablation import clearly_better
+from transformer_lib.studies.compare import clearly_better
 
 __all__ = ["check_xavier_bound", "check_clearly_better"]
 

@@ -4,4 +4,8 @@
 toy scale), run live by notebook 08 and in full by ``benchmarks/ablations.py``. It may use
 anything in the library, ``reference.TorchTransformer`` (PyTorch's stack) included; nothing
 outside ``studies`` and the exercises of notebook 08 imports it.
+
+``compare``: the one place that decides whether one variant is better than another from
+one score per seed (the course's rule, every seed beyond every seed), and prints the
+sentence that says so; notebooks 07 and 08 state their comparisons through it.
 """

@@ -33,6 +33,7 @@ from transformer_lib.data import (
 from transformer_lib.evaluate import evaluate_translations
 from transformer_lib.model import Transformer
 from transformer_lib.reference import TorchTransformer
+from transformer_lib.studies.compare import clearly_better, compare  # noqa: F401 (re-exported)
 from transformer_lib.train import TrainState, make_optimizer, make_scheduler, train
 
 
@@ -198,12 +199,6 @@ def spread(values: list[float]) -> str:
     digits = 3 if max(values) < 1 else 1
     mean, low, high = statistics.mean(values), min(values), max(values)
     return f"{mean:.{digits}f} [{low:.{digits}f}-{high:.{digits}f}]"
-
-
-def clearly_better(ours: list[float], theirs: list[float]) -> bool:
-    """Whether every seed of ``ours`` scored above every seed of ``theirs`` (higher is
-    better): the min-max ranges do not overlap, so the seeds alone cannot explain it."""
-    return min(ours) > max(theirs)
 
 
 def runs_by_variant(rows: list[dict], names: list[str]) -> dict[str, list[list[dict]]]:
