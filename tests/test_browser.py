@@ -17,10 +17,12 @@ Skipped, with a one-line reason, where Chromium or the `playwright` package is m
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import browser_support as bs
@@ -522,6 +524,24 @@ def chinese_font_problem(page: Page, screenshot: Path) -> str | None:
     )
 
 
+@contextlib.contextmanager
+def chinese_lab_page(browser, tmp_path: Path, path: Path) -> Iterator[Page]:
+    """A Chinese JupyterLab (interface in Chinese, COURSE_LANG=en as on the class hub) with
+    the Chinese notebook ``path`` open; the page closes and the kernels stop afterwards."""
+    with bs.lab_server(
+        tmp_path, [path], tmp_path / "lab.log", settings=bs.ZH_SETTINGS, extra_env=bs.ZH_ENV
+    ) as lab:
+        context = browser.new_context(viewport=VIEWPORT)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        open_notebook(page, lab, path.name)
+        try:
+            yield page
+        finally:
+            context.close()
+            lab.shutdown_kernels()
+
+
 @pytest.mark.skipif(not bs.ZH_NOTEBOOK_PATHS, reason="no Chinese edition in notebooks/zh_CN")
 def test_the_chinese_edition_is_drawn_in_a_font_with_chinese_glyphs(browser, tmp_path):
     """On a machine without a CJK font every Chinese character is a box, and the notebook
@@ -530,16 +550,8 @@ def test_the_chinese_edition_is_drawn_in_a_font_with_chinese_glyphs(browser, tmp
     that fontconfig lists for Chinese (`fc-list :lang=zh`), drawing at least as many glyphs
     as the text has Chinese characters."""
     path = bs.ZH_NOTEBOOK_PATHS[0]
-    with bs.lab_server(
-        tmp_path, [path], tmp_path / "lab.log", settings=bs.ZH_SETTINGS, extra_env=bs.ZH_ENV
-    ) as lab:
-        context = browser.new_context(viewport=VIEWPORT)
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        open_notebook(page, lab, path.name)
+    with chinese_lab_page(browser, tmp_path, path) as page:
         problem = chinese_font_problem(page, bs.SCREENSHOTS / f"browser-zh_CN-font-{path.stem}.png")
-        context.close()
-        lab.shutdown_kernels()
     assert problem is None, problem
 
 
@@ -550,13 +562,7 @@ def test_the_chinese_edition_in_a_chinese_jupyterlab(browser, tmp_path, monkeypa
     though the environment says COURSE_LANG=en (as the class hub's does)."""
     path = bs.NOTEBOOKS / "zh_CN" / ZH_NOTEBOOK
     expected = bs.expected_outputs(path)
-    with bs.lab_server(
-        tmp_path, [path], tmp_path / "lab.log", settings=bs.ZH_SETTINGS, extra_env=bs.ZH_ENV
-    ) as lab:
-        context = browser.new_context(viewport=VIEWPORT)
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        open_notebook(page, lab, ZH_NOTEBOOK)
+    with chinese_lab_page(browser, tmp_path, path) as page:
         menus = page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
         assert {"文件", "编辑", "运行"} <= set(menus), f"the interface is not Chinese: {menus}"
         run_all_cells(page, ZH_NOTEBOOK, expected.code_cells)
@@ -572,8 +578,6 @@ def test_the_chinese_edition_in_a_chinese_jupyterlab(browser, tmp_path, monkeypa
             page.wait_for_timeout(300)
         hint = "\n".join(bs.error_outputs(page, ZH_NOTEBOOK))
         page.screenshot(path=bs.SCREENSHOTS / "browser-zh_CN-hint.png")
-        context.close()
-        lab.shutdown_kernels()
     expected = chinese_hint(monkeypatch)
     assert re.search("[\u4e00-\u9fff]", expected), expected
     assert "ExerciseFailed" in hint and expected in "".join(hint.split("\n")), hint
