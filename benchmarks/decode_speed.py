@@ -12,7 +12,15 @@ sentences of the test split. Runs of the two variants are interleaved, so machin
 hits both alike; we report medians, the ratio plain / cached, and check that both give the
 same tokens.
 
+A second table does the same for notebook 09's language model (``language_model.generate``,
+greedy, ``cache=True`` against ``cache=False``): ``TransformerConfig.decoder_only`` with
+the joint vocabulary of both languages (``lm_translation.joint_vocab``), random weights,
+prompts that are the first ``--batch`` test sentences of at least ``--prompt`` tokens, cut
+to ``--prompt`` tokens and followed by ``<sep>``, and exactly ``--new-tokens`` new tokens
+each (no ``eos_id``: nothing ends early).
+
     python benchmarks/decode_speed.py [--lengths 24 64 128] [--repeats 5] [--device cpu]
+                                      [--prompt 8] [--new-tokens 64]
 """
 
 from __future__ import annotations
@@ -26,8 +34,10 @@ from functools import partial
 import torch
 
 from transformer_lib import TransformerConfig, get_device
-from transformer_lib.data import build_vocabs, collate, encode_pairs, load_split
+from transformer_lib.data import build_vocabs, collate, encode_pairs, load_split, tokenize
 from transformer_lib.decode import beam_search, greedy_decode
+from transformer_lib.language_model import LanguageModel, generate
+from transformer_lib.lm_translation import SEP, joint_vocab
 from transformer_lib.model import Transformer
 from transformer_lib.vocab import EOS_ID
 
@@ -60,6 +70,49 @@ def compare(search, device: torch.device, repeats: int) -> dict[str, object]:
     }
 
 
+def generate_greedy(
+    model: LanguageModel, prompt: torch.Tensor, new_tokens: int, cache: bool
+) -> tuple[torch.Tensor, None]:
+    """``generate``, greedy, exactly ``new_tokens`` tokens; (tokens, no scores) as the
+    searches return them, for :func:`compare`."""
+    return generate(model, prompt, new_tokens, method="greedy", cache=cache), None
+
+
+def language_model_prompts(batch: int, length: int) -> tuple[torch.Tensor, int]:
+    """The prompts (see the module's text) and the joint vocabulary's size.
+
+    Shapes: -> prompts (B, length + 1) with B <= batch.
+    """
+    train = load_split("train")
+    vocab = joint_vocab([tokenize(text) for ex in train for text in ex[:2]])
+    sources = [tokenize(ex[0]) for ex in load_split("test")]
+    rows = [vocab.encode(tokens[:length]) + [vocab[SEP]] for tokens in sources
+            if len(tokens) >= length][:batch]  # fmt: skip
+    return torch.tensor(rows, dtype=torch.long), len(vocab)
+
+
+def language_model_table(args, device: torch.device) -> bool:
+    """The language model's table: cache=False against cache=True. Whether both gave
+    the same tokens."""
+    prompt, vocab_size = language_model_prompts(args.batch, args.prompt)
+    torch.manual_seed(args.seed)
+    config = TransformerConfig.decoder_only(vocab_size)
+    model = LanguageModel(config).to(device).eval()
+    print(
+        f"\nlanguage model: batch={prompt.size(0)} prompt={prompt.size(1)} "
+        f"new tokens={args.new_tokens} vocab={vocab_size} d_model={config.d_model} "
+        f"layers={config.n_decoder_layers}"
+    )
+    search = partial(generate_greedy, model, prompt.to(device), args.new_tokens)
+    result = compare(search, device, args.repeats)
+    plain, cached, n = result["plain"], result["cached"], args.new_tokens
+    values = (plain * 1e3, cached * 1e3, plain / cached, plain * 1e3 / n, cached * 1e3 / n)
+    same = "yes" if result["identical"] else "NO"
+    print(f"{'greedy':8s} {prompt.size(1):>2d}+{n:<2d}" + "".join(f" {v:13.2f}" for v in values)
+          + f"  {same}")  # fmt: skip
+    return result["identical"]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -71,6 +124,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default=None, help="default: COURSE_DEVICE, else GPU, else CPU")
+    parser.add_argument("--prompt", type=int, default=8, help="language model: prompt tokens")
+    parser.add_argument("--new-tokens", type=int, default=64, help="language model: new tokens")
     args = parser.parse_args(argv)
 
     torch.set_num_threads(max(1, min(args.threads, os.cpu_count() or 1)))
@@ -103,6 +158,7 @@ def main(argv: list[str] | None = None) -> None:
             values = (plain * 1e3, cached * 1e3, plain / cached, plain * 1e3 / n, cached * 1e3 / n)
             same = "yes" if result["identical"] else "NO"
             print(f"{name:8s} {length:4d} " + " ".join(f"{v:13.2f}" for v in values) + f"  {same}")
+    all_identical &= language_model_table(args, device)
     print_peak_memory(device.type == "cuda")
     if not all_identical:
         sys.exit("cache=True and cache=False gave different tokens")

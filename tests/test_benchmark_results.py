@@ -20,6 +20,7 @@ import _common  # noqa: E402  (benchmarks/ is not a package)
 COLUMNS = {  # each committed CSV and the columns its benchmark writes
     "ablations.csv": ABLATION_FIELDS + _common.ABOUT,  # benchmarks/ablations.py
     "stack_study_d128.csv": ABLATION_FIELDS + _common.ABOUT,
+    "decoder_only.csv": ABLATION_FIELDS + _common.ABOUT,  # benchmarks/decoder_only.py
     "cross_machine.csv": cross_machine.FIELDS,
     "translator_seeds.csv": translator_seeds.FIELDS,
 }

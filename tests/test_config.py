@@ -1,7 +1,9 @@
 import dataclasses
+import typing
 
 import pytest
 
+from transformer_lib import config as config_module
 from transformer_lib.config import TransformerConfig
 
 
@@ -66,3 +68,13 @@ def test_small_shares_embeddings_only_when_asked():
 def test_invalid_config_is_named(changes, error, match):
     with pytest.raises(error, match=match):
         TransformerConfig(**changes)
+
+
+def test_attention_init_is_a_literal_of_the_starts_it_names():
+    hints = typing.get_type_hints(TransformerConfig, vars(config_module))
+    assert typing.get_args(hints["attention_init"]) == config_module.ATTENTION_INITS
+    assert set(config_module.ATTENTION_INITS) == {"fused", "separate"}
+    with pytest.raises(
+        ValueError, match=r"`attention_init` must be one of \('separate', 'fused'\)"
+    ):
+        TransformerConfig(attention_init="xavier")

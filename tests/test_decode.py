@@ -410,3 +410,13 @@ def test_models_without_a_cache_fall_back_to_the_plain_loop(search, cache_model,
 def test_cache_must_be_a_bool(decoding_model, random_src):
     with pytest.raises(TypeError, match=r"`cache` must be a bool; got str 'no'"):
         greedy_decode(decoding_model(), random_src(), cache="no")
+
+
+def test_eval_no_grad_is_eval_mode_and_no_grad_and_puts_the_mode_back(tiny_model):
+    """Not torch.inference_mode: what it returns is an ordinary tensor (autograd may use it)."""
+    model = tiny_model().train()
+    with decode.eval_no_grad(model):
+        assert not model.training and not torch.is_grad_enabled()
+        out = model.output.weight * 1
+    assert model.training and torch.is_grad_enabled()
+    assert not out.is_inference() and "inference_mode" not in decode.__all__

@@ -7,7 +7,11 @@ Each cheat below is first shown to work on a plain check, so that the graded cel
 is not a test that passes for nothing.
 """
 
+import json
+import os
+import re
 import runpy
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -142,3 +146,87 @@ def test_loading_afresh_puts_sys_modules_back_even_when_it_fails(tmp_path):
 def test_the_module_docstring_shows_the_graded_cell():
     doc = runpy.run_module("transformer_lib.exercises.graded")["__doc__"]
     assert all(line in doc for line in GRADED_CELL.splitlines() if line)
+
+
+# What a graded cell loads: its chapter's checks and the library code they check. A package
+# is named with the first notebook whose checks may load it (None: no check loads it).
+FIRST_NEEDED = {
+    "transformer_lib.train": 7,  # the loss and the schedule (notebook 07), never the loop
+    "transformer_lib.train.loop": None,
+    "transformer_lib.checkpoint": None,
+    "transformer_lib.evaluate": 7,  # the alignment error rate, never BLEU
+    "transformer_lib.evaluate.bleu": None,
+    "transformer_lib.decode": 7,
+    "transformer_lib.studies": 8,
+    "transformer_lib.data": None,
+    "transformer_lib.translate": None,
+    "sacrebleu": None,
+    "safetensors": None,
+}
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("0[0-9]_*.ipynb"))
+LOADS = r"""
+import importlib.machinery, json, runpy, sys
+
+import transformer_lib.exercises  # as the notebook has it
+
+find_spec = importlib.machinery.PathFinder.find_spec.__func__
+found = set()
+
+
+def recording(cls, name, path=None, target=None):
+    found.add(name)
+    return find_spec(cls, name, path, target)
+
+
+importlib.machinery.PathFinder.find_spec = classmethod(recording)
+loads = {}
+for notebook, checks in json.loads(sys.argv[1]).items():  # in the course's order
+    found.clear()
+    exercises = runpy.run_module("transformer_lib.exercises.graded")["exercises"]
+    for check in checks:
+        getattr(exercises, check)
+    loads[notebook] = sorted(found)
+print(json.dumps(loads))
+"""
+
+
+def _checks_of(notebook: Path) -> list[str]:
+    return sorted(set(re.findall(r"exercises\.(check_\w+)", notebook.read_text("utf-8"))))
+
+
+@pytest.fixture(scope="module")
+def graded_loads() -> dict[str, list[str]]:
+    """For each notebook, the modules its graded cells load: a fresh interpreter runs the two
+    lines of ``GRADED_LOAD`` and reads the notebook's checks, notebook after notebook, and
+    every module found on disk meanwhile is recorded: all of the graded copy's own, and each
+    other module the first time it is imported."""
+    checks = {notebook.name: _checks_of(notebook) for notebook in NOTEBOOKS}
+    run = subprocess.run(
+        [sys.executable, "-c", LOADS, json.dumps(checks)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    return json.loads(run.stdout)
+
+
+_CHAPTER_OF = {check: module for module, checks in ex.CHAPTERS.items() for check in checks}
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(f"{package}.")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.name[:2])
+def test_a_graded_cell_loads_its_chapters_checks_not_the_whole_library(notebook, graded_loads):
+    number = int(notebook.name[:2])
+    loads = graded_loads[notebook.name]
+    assert f"transformer_lib.exercises.{_CHAPTER_OF[_checks_of(notebook)[0]]}" in loads
+    too_early = {
+        module
+        for module in loads
+        for package, first in FIRST_NEEDED.items()
+        if _within(module, package) and (first is None or number < first)
+    }
+    assert not too_early, f"notebook {notebook.name[:2]}'s checks load {sorted(too_early)}"

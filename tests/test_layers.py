@@ -3,7 +3,7 @@ import torch
 from torch import nn
 
 from transformer_lib import masks
-from transformer_lib.attention import AttentionWeights
+from transformer_lib.attention import AttentionWeights, MultiHeadAttention
 from transformer_lib.layers import DecoderLayer, EncoderLayer, FeedForward
 from transformer_lib.reference import (
     to_torch_decoder_layer,
@@ -162,3 +162,20 @@ def test_dropout_acts_on_the_sublayer_output_not_after_the_norm():
 def test_bad_input_is_named(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_a_layer_checks_its_inputs_once_under_its_own_names(monkeypatch):
+    """The layer checks x, memory and its masks; its attentions do not check them again,
+    and an error names the layer's argument (``tgt_mask``, not the attention's ``mask``)."""
+    calls = []
+    monkeypatch.setattr(MultiHeadAttention, "_check_inputs", lambda *args: calls.append(args))
+    x, memory = torch.randn(B, T, D), torch.randn(B, S, D)
+    EncoderLayer(D, H, D_FF)(memory, _padding(S), AttentionWeights())
+    DecoderLayer(D, H, D_FF)(x, memory, masks.causal_mask(T), _padding(S))
+    DecoderLayer(D, H, D_FF, norm_first=True)(x, memory, masks.causal_mask(T), _padding(S))
+    assert calls == []
+    layer = DecoderLayer(D, H, D_FF)
+    with pytest.raises(ValueError, match=r"`tgt_mask` must be bool .*=\(2, 4, 5, 5\); got bool"):
+        layer(x, memory, masks.causal_mask(T + 1))
+    with pytest.raises(ValueError, match=r"`memory` must be the same batch size B=2 as x"):
+        layer(x, memory[:1])

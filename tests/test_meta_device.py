@@ -34,7 +34,7 @@ def test_a_training_step_reads_no_value(model):
     optimizer = make_optimizer(model)
     scheduler = make_scheduler(optimizer, CONFIG.d_model, warmup=4)
     src, tgt_in, tgt_out = _ids(3, 7), _ids(3, 5), _ids(3, 5)
-    loss_sum, n_tokens = _loss(model.train(), src, tgt_in, tgt_out, label_smoothing=0.1)
+    loss_sum, n_tokens = _loss(model.train(), [src, tgt_in], tgt_out, label_smoothing=0.1)
     grad_norm = _backward(model, optimizer, loss_sum, n_tokens, clip_norm=1.0)
     optimizer.step()
     scheduler.step()

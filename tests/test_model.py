@@ -2,10 +2,11 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_lib import masks
+from transformer_lib import _checks, masks
 from transformer_lib.attention import AttentionWeights, MultiHeadAttention
 from transformer_lib.config import TransformerConfig
-from transformer_lib.model import Transformer, count_parameters
+from transformer_lib.contract import ModelContract
+from transformer_lib.model import Transformer, count_parameters, init_parameters
 from transformer_lib.reference import TorchTransformer
 
 V = 10  # conftest's toy vocabularies
@@ -264,3 +265,52 @@ def test_decode_has_no_default_source_mask(model, mirror):
     masked, unmasked = model.decode(tgt, memory, src_mask), model.decode(tgt, memory, None)
     assert not torch.allclose(masked[0], unmasked[0])  # the padded sentence reads its pads
     torch.testing.assert_close(masked[1], unmasked[1])  # the full one has none
+
+
+def test_initialisation_goes_by_module_type_not_by_name():
+    """Embeddings (std 1/√D) and linear maps (Xavier) are told apart by their type: a
+    linear map named "embed..." is Xavier, an embedding table named otherwise is not."""
+    D = 64
+    config = TransformerConfig.small(V, d_model=D, n_heads=4, d_ff=128)
+    parts = nn.ModuleDict({"table": nn.Embedding(1000, D), "embed_proj": nn.Linear(D, D)})
+    init_parameters(parts, config)
+    bound = (6 / (D + D)) ** 0.5  # xavier_uniform_'s
+    assert parts["embed_proj"].weight.abs().max() <= bound
+    assert parts["table"].weight.abs().max() > bound  # a normal draw, 64,000 of them
+    assert abs(parts["table"].weight.std().item() - D**-0.5) < 0.005
+
+
+def test_a_forward_reads_the_token_ids_once(model, monkeypatch):
+    """The id range is checked where the ids are looked up (the embeddings), once per
+    tensor, and the error names the model's argument (test_bad_input_is_named)."""
+    seen, check = [], _checks.check_id_range
+
+    def counted(name, *args):
+        seen.append(name)
+        check(name, *args)
+
+    monkeypatch.setattr(_checks, "check_id_range", counted)
+    model(_tokens(2, 7), _tokens(2, 5))
+    assert seen == ["src", "tgt"]
+
+
+def test_one_forward_for_every_model_of_the_contract(model):
+    """Padding mask, encode, decode: written once, in ModelContract, and a model whose
+    encode and decode take no attention or target mask still runs it."""
+    assert Transformer.forward is TorchTransformer.forward is ModelContract.forward
+
+    class Bare(ModelContract):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner, self.config = inner, inner.config
+
+        def encode(self, src, src_mask=None):
+            return self.inner.encode(src, src_mask)
+
+        def decode(self, tgt, memory, src_mask):
+            return self.inner.decode(tgt, memory, src_mask)
+
+    src, tgt = _tokens(2, 7), _tokens(2, 5)
+    torch.testing.assert_close(Bare(model)(src, tgt), model(src, tgt))
+    with pytest.raises(ValueError, match=r"`tgt` must be the same batch size B=2 as src"):
+        TorchTransformer.from_model(model)(src, _tokens(3, 5))  # the contract's checks too

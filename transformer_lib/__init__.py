@@ -1,9 +1,10 @@
 """transformer_lib: the small library behind the Transformer course.
 
 One module per concept, in the order the notebooks teach them:
-config, embeddings, dropout, masks, attention, layers, model and reference (the same
+config, embeddings, masks, attention, layers, model and reference (the same
 modules as PyTorch's); the translator pipeline (vocab, data, train, checkpoint, decode,
-translate, evaluate); the teaching layer (viz, widgets, playground, exercises). Outside the
+translate, evaluate); language_model and lm_translation (notebook 09's decoder-only
+model); the teaching layer (viz, widgets, playground, exercises). Outside the
 core: studies (notebook 08's experiments).
 Masks are bool, True = may attend.
 """
@@ -20,6 +21,7 @@ from transformer_lib.embeddings import (
     TokenEmbedding,
     sinusoidal_positional_encoding,
 )
+from transformer_lib.language_model import LanguageModel
 from transformer_lib.layers import DecoderLayer, EncoderLayer, FeedForward
 from transformer_lib.masks import causal_mask, padding_mask, target_mask
 from transformer_lib.model import Decoder, Encoder, Transformer, count_parameters
@@ -43,5 +45,6 @@ __all__ = [
     "Encoder",
     "Transformer",
     "count_parameters",
+    "LanguageModel",
 ]
 __version__ = "0.1.0"

@@ -113,13 +113,15 @@ def check_mask(
 def check_token_ids(
     name: str,
     tokens: object,
-    vocab_size: int,
+    vocab_size: int | None,
     shape_hint: str,
     ndim: int | None = 2,
     min_length: int = 0,
 ) -> None:
     """A tensor of ids: integer dtype, rank, at least ``min_length`` long in its last dim,
-    and in [0, vocab_size) (see :func:`check_id_range`)."""
+    and in [0, vocab_size) (see :func:`check_id_range`). ``vocab_size=None`` leaves the
+    range to the embedding that looks the ids up (``TokenEmbedding(ids, name)``), so that
+    a model's forward reads its ids once."""
     check_tensor(name, tokens, ndim=ndim, integer=True, shape_hint=shape_hint)
     if tokens.dim() and tokens.size(-1) < min_length:
         fail(
@@ -128,7 +130,8 @@ def check_token_ids(
             f"shape {tuple(tokens.shape)}",
             "Start the target with <bos>.",
         )
-    check_id_range(name, tokens, vocab_size)
+    if vocab_size is not None:
+        check_id_range(name, tokens, vocab_size)
 
 
 def check_id_range(name: str, tokens: torch.Tensor, vocab_size: int) -> None:

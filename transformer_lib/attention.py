@@ -1,7 +1,8 @@
 """Scaled dot-product attention and multi-head attention (paper §3.2).
 
 Shapes:
-    B batch, H heads, T query length, S key/value length, D d_model, Dh = D / H.
+    B batch, H heads, T query length, S key/value length, L either length (T or S),
+    D d_model, Dh = D / H; d_k and d_v the width of a query/key and of a value.
 Masks are bool and True means "may attend" (see ``masks``).
 """
 
@@ -49,6 +50,22 @@ def _check_mask_rank(mask: object, scores_shape: tuple[int, ...]) -> None:
         )
 
 
+def _check_inputs(q: object, k: object, v: object, mask: object) -> None:
+    """q, k, v floating and at least 2-D, with matching d_k and S; the mask bool, with the
+    scores' rank, broadcastable to (..., T, S)."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        check_tensor(name, x, floating=True, shape_hint="(..., L, d)")
+        if x.dim() < 2:
+            fail(name, "at least 2-D (..., L, d)", f"{x.dim()}-D {tuple(x.shape)}")
+    if k.size(-1) != q.size(-1):
+        fail("k", f"last dimension d_k={q.size(-1)} like q", f"shape {tuple(k.shape)}")
+    if v.size(-2) != k.size(-2):
+        fail("v", f"the same length S={k.size(-2)} as k", f"shape {tuple(v.shape)}")
+    scores_shape = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.size(-2), k.size(-2))
+    _check_mask_rank(mask, scores_shape)
+    check_mask("mask", mask, scores_shape, "(..., T, S)")
+
+
 def scaled_dot_product_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -64,18 +81,7 @@ def scaled_dot_product_attention(
     Shapes: q (..., T, d_k), k (..., S, d_k), v (..., S, d_v), mask with the scores'
     rank, broadcastable to (..., T, S) -> output (..., T, d_v), weights (..., T, S).
     """
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        check_tensor(name, x, floating=True, shape_hint="(..., L, d)")
-        if x.dim() < 2:
-            fail(name, "at least 2-D (..., L, d)", f"{x.dim()}-D {tuple(x.shape)}")
-    if k.size(-1) != q.size(-1):
-        fail("k", f"last dimension d_k={q.size(-1)} like q", f"shape {tuple(k.shape)}")
-    if v.size(-2) != k.size(-2):
-        fail("v", f"the same length S={k.size(-2)} as k", f"shape {tuple(v.shape)}")
-    scores_shape = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.size(-2), k.size(-2))
-    _check_mask_rank(mask, scores_shape)
-    check_mask("mask", mask, scores_shape, "(..., T, S)")
-
+    _check_inputs(q, k, v, mask)
     scores = attention_scores(q, k)  # (..., T, S)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
@@ -145,6 +151,8 @@ class MultiHeadAttention(nn.Module):
         value: torch.Tensor,
         mask: torch.Tensor | None = None,
         return_attention: Literal[False] = False,
+        *,
+        checked: bool = False,
     ) -> torch.Tensor: ...
 
     @overload
@@ -156,6 +164,7 @@ class MultiHeadAttention(nn.Module):
         mask: torch.Tensor | None = None,
         *,
         return_attention: Literal[True],
+        checked: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor]: ...
 
     def forward(
@@ -165,11 +174,16 @@ class MultiHeadAttention(nn.Module):
         value: torch.Tensor,
         mask: torch.Tensor | None = None,
         return_attention: bool = False,
+        *,
+        checked: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Shapes: query (B, T, D), key and value (B, S, D), mask broadcastable to
         (B, H, T, S) -> output (B, T, D) [, weights (B, H, T, S) with ``return_attention``,
-        as ``nn.MultiheadAttention`` returns them with ``need_weights``]."""
-        self._check_inputs(query, key, value, mask)
+        as ``nn.MultiheadAttention`` returns them with ``need_weights``]. ``checked=True``:
+        the caller has checked these inputs under its own names (a layer: ``x``,
+        ``memory``, ``tgt_mask``), so they are not checked twice."""
+        if not checked:
+            self._check_inputs(query, key, value, mask)
         q = self.split_heads(self.w_q(query))  # (B, T, D) -> (B, H, T, Dh)
         k = self.split_heads(self.w_k(key))  # (B, S, D) -> (B, H, S, Dh)
         v = self.split_heads(self.w_v(value))  # (B, S, D) -> (B, H, S, Dh)

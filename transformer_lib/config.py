@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from typing import Literal, get_args
 
 from transformer_lib._checks import (
     check_even_width,
@@ -12,7 +13,10 @@ from transformer_lib._checks import (
     fail,
 )
 
-ATTENTION_INITS = ("separate", "fused")
+AttentionInit = Literal["separate", "fused"]  # how W^Q, W^K, W^V start: see below
+ATTENTION_INITS = get_args(AttentionInit)
+Activation = Literal["relu", "gelu"]  # the FFN's non-linearity (layers.FeedForward)
+ACTIVATIONS = get_args(Activation)
 
 
 @dataclass(frozen=True)
@@ -29,7 +33,7 @@ class TransformerConfig:
     d_model: int = 512  # width of every residual stream vector (§3)
     n_heads: int = 8  # h = 8, so d_k = d_v = 64 (§3.2.2)
     d_ff: int = 2048  # inner width of the position-wise FFN, 4 x d_model (§3.3)
-    n_encoder_layers: int = 6  # N = 6 (§3.1)
+    n_encoder_layers: int = 6  # N = 6 (§3.1); 0 for a decoder-only model (notebook 09)
     n_decoder_layers: int = 6
     dropout: float = 0.1  # P_drop = 0.1 for the base model (§5.4)
     max_len: int = 512  # longest sequence the positional table covers
@@ -38,6 +42,7 @@ class TransformerConfig:
     share_embeddings: bool = True  # one matrix for source and target embeddings (§3.4)
     tie_output: bool = True  # the pre-softmax linear layer reuses the target embedding (§3.4)
     learned_positions: bool = False  # §3.5: learned positions "nearly identical" results
+    activation: Activation = "relu"  # the FFN's max(0, ·) (§3.3); GPT-2 uses "gelu" (notebook 09)
     layer_norm_eps: float = 1e-5  # nn.LayerNorm's default
     # Three places where nn.Transformer does what the paper's text does not describe
     # (notebook 08, section 5; benchmarks/ablations.py measures each). We follow the text:
@@ -50,7 +55,7 @@ class TransformerConfig:
     # split in the former recipe's study (no difference shown on `valid`), so it is the default.
     attention_dropout: float = 0.0
     final_norm: bool = False  # pre-norm stacks always end with one
-    attention_init: str = "fused"
+    attention_init: AttentionInit = "fused"
 
     def __post_init__(self) -> None:
         for name in (
@@ -59,16 +64,18 @@ class TransformerConfig:
             "d_model",
             "n_heads",
             "d_ff",
-            "n_encoder_layers",
             "n_decoder_layers",
             "max_len",
         ):
             check_int(name, getattr(self, name), minimum=1)
+        check_int("n_encoder_layers", self.n_encoder_layers, minimum=0)
         check_int("pad_id", self.pad_id, minimum=0)
         check_probability("dropout", self.dropout)
         check_probability("attention_dropout", self.attention_dropout)
         if self.attention_init not in ATTENTION_INITS:
             fail("attention_init", f"one of {ATTENTION_INITS}", repr(self.attention_init))
+        if self.activation not in ACTIVATIONS:
+            fail("activation", f"one of {ACTIVATIONS}", repr(self.activation))
         check_heads(self.d_model, self.n_heads)
         if not self.learned_positions:
             check_even_width(self.d_model)
@@ -114,6 +121,15 @@ class TransformerConfig:
         )
         values.update(overrides)
         return cls(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, **values)
+
+    @classmethod
+    def decoder_only(cls, vocab_size: int = 1000, **overrides) -> TransformerConfig:
+        """A decoder-only language model (notebook 09) of :meth:`small`'s width: one
+        vocabulary for what it reads and what it predicts (``vocab_size``), no encoder
+        (``n_encoder_layers=0``), and ``n_decoder_layers`` layers, 4 unless overridden."""
+        values = dict(n_encoder_layers=0, n_decoder_layers=4, share_embeddings=True)
+        values.update(overrides)
+        return cls.small(vocab_size, vocab_size, **values)
 
     def replace(self, **changes) -> TransformerConfig:
         """A copy with some fields changed (validated again)."""

@@ -13,8 +13,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from transformer_lib._checks import fail
+from transformer_lib._checks import check_tensor, fail
+from transformer_lib.attention import AttentionWeights
 from transformer_lib.config import TransformerConfig
+from transformer_lib.masks import padding_mask
 
 
 class ModelContract(nn.Module):
@@ -24,7 +26,7 @@ class ModelContract(nn.Module):
     - ``encode(src, src_mask) -> memory``: src (B, S) ids, src_mask (B, 1, 1, S) -> (B, S, D);
     - ``decode(tgt, memory, src_mask) -> logits``: tgt (B, T) ids -> (B, T, V), causal;
     - ``forward(src, tgt) -> logits`` (B, T, V), with the padding and causal masks built
-      from ``pad_id``;
+      from ``pad_id``: written once, below, for every model of the course;
     - the properties below, read from ``config``.
 
     Masks are bool, True = may attend (``masks``). The model ends in logits: training
@@ -59,6 +61,30 @@ class ModelContract(nn.Module):
         self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None
     ) -> torch.Tensor:
         raise NotImplementedError(f"{type(self).__name__} must define decode()")
+
+    def forward(
+        self,
+        src: torch.Tensor,
+        tgt: torch.Tensor,
+        src_mask: torch.Tensor | None = None,
+        tgt_mask: torch.Tensor | None = None,
+        attention: AttentionWeights | None = None,
+    ) -> torch.Tensor:
+        """Shapes: src (B, S), tgt (B, T) -> logits (B, T, V): the padding mask of ``src``
+        (unless given), ``encode``, then ``decode`` with the same mask. With ``attention``,
+        its ``encoder``, ``decoder_self`` and ``cross`` lists get one map per layer.
+        ``tgt_mask`` and ``attention`` reach ``encode``/``decode`` only when given, so a
+        model whose methods take neither still has this forward."""
+        check_tensor("src", src, ndim=2, integer=True, shape_hint="(B, S)")
+        check_tensor("tgt", tgt, ndim=2, integer=True, shape_hint="(B, T)")
+        if tgt.size(0) != src.size(0):
+            fail("tgt", f"the same batch size B={src.size(0)} as src", f"shape {tuple(tgt.shape)}")
+        if src_mask is None:
+            src_mask = padding_mask(src, self.pad_id)
+        weights = {} if attention is None else {"attention": attention}
+        memory = self.encode(src, src_mask, **weights)
+        mask = {} if tgt_mask is None else {"tgt_mask": tgt_mask}
+        return self.decode(tgt, memory, src_mask, **mask, **weights)
 
 
 def check_model(name: str, model: object) -> None:

@@ -21,7 +21,8 @@ empty batch (B = 0) gives empty results. ``max_len`` may not exceed the model's
 ``max_len``: the decoder reads ``<bos>`` and all but the last generated token.
 
 Shapes:
-    B batch, K beam size, S source length, L output length, V target vocabulary.
+    B batch, K beam size, S source length, L output length, V target vocabulary,
+    N rows decoded together (B in greedy search, B·K in beam search), t tokens so far.
 """
 
 from __future__ import annotations
@@ -39,12 +40,13 @@ from transformer_lib.masks import padding_mask
 from transformer_lib.model import Transformer
 from transformer_lib.vocab import BOS_ID, EOS_ID
 
-__all__ = ["greedy_decode", "beam_search", "length_penalty", "default_max_len", "inference_mode"]
+__all__ = ["greedy_decode", "beam_search", "length_penalty", "default_max_len", "eval_no_grad"]
 
 
 @contextmanager
-def inference_mode(model: nn.Module) -> Iterator[None]:
-    """Eval mode and no gradients inside the block; the model's mode is restored after."""
+def eval_no_grad(model: nn.Module) -> Iterator[None]:
+    """``model.eval()`` and ``torch.no_grad()`` inside the block; the model's mode is restored
+    after. (Not ``torch.inference_mode``, whose tensors autograd refuses to save later.)"""
     was_training = model.training
     model.eval()
     try:
@@ -142,7 +144,7 @@ def greedy_decode(
     Shapes: src (B, S), src_mask (B, 1, 1, S) -> tokens (B, L), scores (B,); L <= max_len.
     """
     _check_cache(cache)
-    with inference_mode(model):
+    with eval_no_grad(model):
         memory, src_mask, max_len, empty = _start(model, src, src_mask, max_len)
         stepper = _stepper(model, memory, src_mask, cache)
         pad_id, B = model.pad_id, src.size(0)
@@ -225,7 +227,7 @@ def beam_search(
         lengths = (tokens != model.pad_id).sum(dim=1)  # (B,), <eos> included
         return tokens, scores / ((5.0 + lengths) / 6.0) ** alpha  # / lp, as length_penalty
     K = beam_size
-    with inference_mode(model):
+    with eval_no_grad(model):
         memory, src_mask, max_len, empty = _start(model, src, src_mask, max_len)
         pad_id, B = model.pad_id, src.size(0)
         memory = memory.repeat_interleave(K, dim=0)  # (B, S, D) -> (B*K, S, D)

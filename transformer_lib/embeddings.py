@@ -19,7 +19,6 @@ from transformer_lib._checks import (
     check_tensor,
     check_token_ids,
 )
-from transformer_lib.dropout import Dropout
 
 
 def sinusoidal_positional_encoding(max_len: int, d_model: int) -> torch.Tensor:
@@ -55,9 +54,10 @@ class TokenEmbedding(nn.Module):
         self.d_model = d_model
         self.embedding = nn.Embedding(vocab_size, d_model)
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Shapes: tokens (B, L) -> (B, L, D)."""
-        check_token_ids("tokens", tokens, self.embedding.num_embeddings, "(B, L)", ndim=None)
+    def forward(self, tokens: torch.Tensor, name: str = "tokens") -> torch.Tensor:
+        """Shapes: tokens (B, L) -> (B, L, D). ``name``: what an error calls ``tokens``
+        (a model passes its own argument's name, ``src`` or ``tgt``)."""
+        check_token_ids(name, tokens, self.embedding.num_embeddings, "(B, L)", ndim=None)
         return self.embedding(tokens) * math.sqrt(self.d_model)  # (B, L) -> (B, L, D)
 
     def extra_repr(self) -> str:
@@ -84,7 +84,7 @@ class PositionalEncoding(nn.Module):
         else:
             table = sinusoidal_positional_encoding(max_len, d_model)
             self.register_buffer("pe", table, persistent=False)
-        self.dropout = Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Shapes: x (B, L, D) -> (B, L, D)."""

@@ -11,9 +11,12 @@ The searches in ``decode`` use this by default; it gives the plain loop's tokens
 The layers notebooks 03-06 teach know nothing of it: a step reuses their weights and
 notebook 06's ``sublayer_connection``, sub-layer by sub-layer.
 
+A ``LanguageModel`` (notebook 09) generates the same way, with
+``language_model.IncrementalLanguageModel`` (its first step runs the whole prompt).
+
 Shapes:
-    N rows (sentences, or sentences x beams), t prefix length, S source length,
-    D d_model, H heads, Dh = D / H, V target vocabulary.
+    N rows (sentences, or sentences x beams), t prefix length, n new positions in a step,
+    S source length, D d_model, H heads, Dh = D / H, V target vocabulary.
 """
 
 from __future__ import annotations
@@ -42,9 +45,10 @@ def _attend(
     values: torch.Tensor,
     mask: torch.Tensor | None,
 ) -> torch.Tensor:
-    """``attention`` for already projected keys and values: (N, 1, D) -> (N, 1, D)."""
-    q = attention.split_heads(attention.w_q(query))  # (N, H, 1, Dh)
-    heads = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # (N, H, 1, Dh)
+    """``attention`` for already projected keys and values: (N, n, D) -> (N, n, D), n new
+    positions (one, in the decoder's steps)."""
+    q = attention.split_heads(attention.w_q(query))  # (N, H, n, Dh)
+    heads = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # (N, H, n, Dh)
     return attention.w_o(attention.merge_heads(heads))
 
 
@@ -87,7 +91,7 @@ class IncrementalDecoder:
             )
         model = self.model
         # embed the prefix as decode() does and keep the newest: it gets position t - 1
-        x = model.positional(model.tgt_embed(tgt))[:, -1:]  # (N, t, D) -> (N, 1, D)
+        x = model.positional(model.tgt_embed(tgt, "tgt"))[:, -1:]  # (N, t, D) -> (N, 1, D)
         # the newest query may read every earlier position: its row of the target mask
         tgt_mask = padding_mask(tgt, model.pad_id)  # (N, 1, 1, t)
         for i, layer in enumerate(model.decoder.layers):

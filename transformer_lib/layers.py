@@ -6,7 +6,8 @@ them. Attention weights come out only when an
 :class:`~transformer_lib.attention.AttentionWeights` is passed in.
 
 Shapes:
-    B batch, S source length, T target length, D d_model, H heads.
+    B batch, S source length, T target length, L either length (S or T), D d_model,
+    H heads.
 """
 
 from __future__ import annotations
@@ -16,25 +17,39 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from transformer_lib._checks import check_int, check_probability, check_width
+from transformer_lib._checks import check_int, check_mask, check_probability, check_width, fail
 from transformer_lib.attention import AttentionWeights, MultiHeadAttention
-from transformer_lib.dropout import Dropout
+
+# The FFN's non-linearity: the paper's max(0, ·), or GPT-2's GELU (notebook 09). F.gelu is
+# the exact x·Φ(x), as nn.TransformerEncoderLayer(activation="gelu") computes it; GPT-2's
+# code uses a tanh approximation of it.
+ACTIVATIONS = {"relu": torch.relu, "gelu": nn.functional.gelu}
 
 
 class FeedForward(nn.Module):
-    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied to each position alone (§3.3)."""
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied to each position alone (§3.3).
+    ``activation="gelu"`` puts GELU in the place of max(0, ·)."""
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.1) -> None:
+    def __init__(
+        self, d_model: int, d_ff: int, dropout: float = 0.1, activation: str = "relu"
+    ) -> None:
         super().__init__()
         check_int("d_ff", d_ff, minimum=1)
         check_probability("dropout", dropout)
+        if activation not in ACTIVATIONS:
+            fail("activation", f"one of {tuple(ACTIVATIONS)}", repr(activation))
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
-        self.dropout = Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)
+        self.activation = activation
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Shapes: (B, L, D) -> (B, L, d_ff) -> (B, L, D)."""
-        return self.linear2(self.dropout(torch.relu(self.linear1(x))))
+        hidden = ACTIVATIONS[self.activation](self.linear1(x))
+        return self.linear2(self.dropout(hidden))
+
+    def extra_repr(self) -> str:
+        return f"activation={self.activation}"
 
 
 def sublayer_connection(
@@ -66,10 +81,11 @@ def attend(
 ) -> torch.Tensor:
     """Attention from ``query`` over ``memory`` (keys and values); its weights are appended
     to ``record`` if given. Only then are they computed: without, attention may take
-    PyTorch's fused path, which never forms the (B, H, T, S) weights."""
+    PyTorch's fused path, which never forms the (B, H, T, S) weights. The layer has
+    checked the inputs under its own argument names: ``attention`` does not again."""
     if record is None:
-        return attention(query, memory, memory, mask)
-    output, weights = attention(query, memory, memory, mask, return_attention=True)
+        return attention(query, memory, memory, mask, checked=True)
+    output, weights = attention(query, memory, memory, mask, return_attention=True, checked=True)
     record.append(weights)
     return output
 
@@ -86,14 +102,15 @@ class EncoderLayer(nn.Module):
         norm_first: bool = False,
         layer_norm_eps: float = 1e-5,
         attention_dropout: float = 0.0,
+        activation: str = "relu",
     ) -> None:
         super().__init__()
         self.d_model, self.norm_first = d_model, norm_first
         self.self_attn = MultiHeadAttention(d_model, n_heads, attention_dropout)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout, activation)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout = Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)
 
     def forward(
         self,
@@ -103,7 +120,7 @@ class EncoderLayer(nn.Module):
     ) -> torch.Tensor:
         """Shapes: x (B, S, D), mask broadcastable to (B, H, S, S), e.g. padding (B, 1, 1, S)
         -> (B, S, D). With ``attention``, appends (B, H, S, S) to ``attention.encoder``."""
-        check_width("x", x, self.d_model, "(B, S, D)")
+        self._check_inputs(x, mask)
         weights = attention.encoder if attention is not None else None
         if self.norm_first:  # pre-norm: x + Dropout(Sublayer(LayerNorm(x)))
             h = self.norm1(x)
@@ -113,6 +130,11 @@ class EncoderLayer(nn.Module):
         # post-norm, the paper's: LayerNorm(x + Dropout(Sublayer(x)))
         x = self.norm1(x + self.dropout(attend(self.self_attn, x, x, mask, weights)))
         return self.norm2(x + self.dropout(self.feed_forward(x)))
+
+    def _check_inputs(self, x, mask) -> None:
+        check_width("x", x, self.d_model, "(B, S, D)")
+        B, S, H = x.size(0), x.size(1), self.self_attn.n_heads
+        check_mask("mask", mask, (B, H, S, S), "(B, H, S, S)")
 
     def extra_repr(self) -> str:
         return f"norm_first={self.norm_first}"
@@ -130,16 +152,17 @@ class DecoderLayer(nn.Module):
         norm_first: bool = False,
         layer_norm_eps: float = 1e-5,
         attention_dropout: float = 0.0,
+        activation: str = "relu",
     ) -> None:
         super().__init__()
         self.d_model, self.norm_first = d_model, norm_first
         self.self_attn = MultiHeadAttention(d_model, n_heads, attention_dropout)
         self.cross_attn = MultiHeadAttention(d_model, n_heads, attention_dropout)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout, activation)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout = Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)
 
     def forward(
         self,
@@ -155,8 +178,7 @@ class DecoderLayer(nn.Module):
 
         Cross-attention: queries from the decoder (T), keys and values from the encoder (S).
         """
-        check_width("x", x, self.d_model, "(B, T, D)")
-        check_width("memory", memory, self.d_model, "(B, S, D)")
+        self._check_inputs(x, memory, tgt_mask, src_mask)
         own, cross = (attention.decoder_self, attention.cross) if attention else (None, None)
         if self.norm_first:  # pre-norm: x + Dropout(Sublayer(LayerNorm(x)))
             h = self.norm1(x)
@@ -169,6 +191,15 @@ class DecoderLayer(nn.Module):
         x = self.norm1(x + self.dropout(attend(self.self_attn, x, x, tgt_mask, own)))
         x = self.norm2(x + self.dropout(attend(self.cross_attn, x, memory, src_mask, cross)))
         return self.norm3(x + self.dropout(self.feed_forward(x)))
+
+    def _check_inputs(self, x, memory, tgt_mask, src_mask) -> None:
+        check_width("x", x, self.d_model, "(B, T, D)")
+        check_width("memory", memory, self.d_model, "(B, S, D)")
+        B, T, S, H = x.size(0), x.size(1), memory.size(1), self.self_attn.n_heads
+        if memory.size(0) != B:
+            fail("memory", f"the same batch size B={B} as x", f"shape {tuple(memory.shape)}")
+        check_mask("tgt_mask", tgt_mask, (B, H, T, T), "(B, H, T, T)")
+        check_mask("src_mask", src_mask, (B, H, T, S), "(B, H, T, S)")
 
     def extra_repr(self) -> str:
         return f"norm_first={self.norm_first}"

@@ -12,7 +12,6 @@ from torch import nn
 from transformer_lib._checks import (
     check_length,
     check_mask,
-    check_tensor,
     check_token_ids,
     check_width,
     fail,
@@ -35,6 +34,7 @@ def _layer_arguments(c: TransformerConfig) -> dict:
         "norm_first": c.norm_first,
         "layer_norm_eps": c.layer_norm_eps,
         "attention_dropout": c.attention_dropout,
+        "activation": c.activation,
     }
 
 
@@ -45,6 +45,26 @@ def _final_norm(config: TransformerConfig) -> nn.Module:
     if config.norm_first or config.final_norm:
         return nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
     return nn.Identity()
+
+
+def init_parameters(model: nn.Module, config: TransformerConfig) -> None:
+    """Start ``model`` (a ``Transformer`` or a ``LanguageModel``) as the course does."""
+    # Xavier for every linear map's matrix (as nn.Transformer does; biases keep
+    # nn.Linear's start); embeddings (tokens, learned positions) get std 1/√D so that
+    # after the √D scaling of §3.4 token vectors have unit-size entries.
+    started = set()  # a matrix shared or tied by two modules starts once, as the first
+    for module in model.modules():
+        if not isinstance(module, (nn.Embedding, nn.Linear)) or module.weight in started:
+            continue
+        started.add(module.weight)
+        if isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, std=config.d_model**-0.5)
+        else:
+            nn.init.xavier_uniform_(module.weight)
+    if config.attention_init == "fused":
+        for module in model.modules():
+            if isinstance(module, MultiHeadAttention):
+                _init_as_torch(module)
 
 
 @torch.no_grad()
@@ -117,11 +137,19 @@ class Transformer(ModelContract):
     log-softmax itself, and decoding takes ``log_softmax`` of the logits.
 
     Its contract with training, decoding and checkpoints is
-    :class:`~transformer_lib.contract.ModelContract`.
+    :class:`~transformer_lib.contract.ModelContract`, which also holds its ``forward``
+    (padding mask, ``encode``, ``decode``): ``model(src, tgt) -> logits (B, T, V)``.
     """
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
+        if config.n_encoder_layers < 1:
+            fail(
+                "config.n_encoder_layers",
+                "at least 1 for an encoder-decoder",
+                repr(config.n_encoder_layers),
+                "A model without an encoder is transformer_lib.LanguageModel (notebook 09).",
+            )
         self.config = c = config
         self.src_embed = TokenEmbedding(c.src_vocab_size, c.d_model)
         # §3.4: "we share the same weight matrix between the two embedding layers
@@ -133,22 +161,9 @@ class Transformer(ModelContract):
         self.encoder = Encoder(c)
         self.decoder = Decoder(c)
         self.output = nn.Linear(c.d_model, c.tgt_vocab_size)
-        self._reset_parameters()
+        init_parameters(self, c)
         if c.tie_output:
             self.output.weight = self.tgt_embed.embedding.weight
-
-    def _reset_parameters(self) -> None:
-        # Xavier for every matrix (as nn.Transformer does); embeddings get std 1/√D so
-        # that after the √D scaling of §3.4 token vectors have unit-size entries.
-        for name, p in self.named_parameters():
-            if "embed" in name:
-                nn.init.normal_(p, std=self.config.d_model**-0.5)
-            elif p.dim() > 1:
-                nn.init.xavier_uniform_(p)
-        if self.config.attention_init == "fused":
-            for module in self.modules():
-                if isinstance(module, MultiHeadAttention):
-                    _init_as_torch(module)
 
     def encode(
         self,
@@ -158,12 +173,12 @@ class Transformer(ModelContract):
     ) -> torch.Tensor:
         """Shapes: src (B, S) ids, src_mask (B, 1, 1, S) -> memory (B, S, D).
         ``src_mask`` defaults to the padding mask of ``src``."""
-        check_token_ids("src", src, self.src_vocab_size, "(B, S)")
+        check_token_ids("src", src, None, "(B, S)")  # the ids' range: in src_embed
         check_length("src", src.size(1), self.max_len)
         if src_mask is None:
             src_mask = padding_mask(src, self.pad_id)
         check_mask("src_mask", src_mask, (src.size(0), 1, 1, src.size(1)), "(B, 1, 1, S)")
-        x = self.positional(self.src_embed(src))  # (B, S) -> (B, S, D)
+        x = self.positional(self.src_embed(src, "src"))  # (B, S) -> (B, S, D)
         return self.encoder(x, src_mask, attention)
 
     def decode(
@@ -180,7 +195,7 @@ class Transformer(ModelContract):
         ``src_mask`` has no default: pass the one ``encode`` used, or None only when no
         source position is padding. (A default of no mask would let every query attend to
         the padded source positions without a word of warning: notebook 04's bug.)"""
-        check_token_ids("tgt", tgt, self.tgt_vocab_size, "(B, T)", min_length=1)
+        check_token_ids("tgt", tgt, None, "(B, T)", min_length=1)  # the range: in tgt_embed
         check_length("tgt", tgt.size(1), self.max_len)
         check_width("memory", memory, self.config.d_model, "(B, S, D)")
         B, T = tgt.shape
@@ -195,28 +210,9 @@ class Transformer(ModelContract):
         if tgt_mask is None:
             tgt_mask = target_mask(tgt, self.pad_id)
         check_mask("tgt_mask", tgt_mask, (B, 1, T, T), "(B, 1, T, T)")
-        x = self.positional(self.tgt_embed(tgt))  # (B, T) -> (B, T, D)
+        x = self.positional(self.tgt_embed(tgt, "tgt"))  # (B, T) -> (B, T, D)
         hidden = self.decoder(x, memory, tgt_mask, src_mask, attention)
         return self.output(hidden)  # (B, T, D) -> (B, T, V)
-
-    def forward(
-        self,
-        src: torch.Tensor,
-        tgt: torch.Tensor,
-        src_mask: torch.Tensor | None = None,
-        tgt_mask: torch.Tensor | None = None,
-        attention: AttentionWeights | None = None,
-    ) -> torch.Tensor:
-        """Shapes: src (B, S), tgt (B, T) -> logits (B, T, V). With ``attention``, its
-        ``encoder``, ``decoder_self`` and ``cross`` lists get one map per layer."""
-        check_tensor("src", src, ndim=2, integer=True, shape_hint="(B, S)")
-        check_tensor("tgt", tgt, ndim=2, integer=True, shape_hint="(B, T)")
-        if tgt.size(0) != src.size(0):
-            fail("tgt", f"the same batch size B={src.size(0)} as src", f"shape {tuple(tgt.shape)}")
-        if src_mask is None:
-            src_mask = padding_mask(src, self.pad_id)
-        memory = self.encode(src, src_mask, attention)
-        return self.decode(tgt, memory, src_mask, tgt_mask, attention)
 
 
 def count_parameters(module: nn.Module) -> int:

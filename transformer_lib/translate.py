@@ -26,7 +26,7 @@ from transformer_lib._checks import (
 from transformer_lib.attention import AttentionWeights
 from transformer_lib.contract import check_model
 from transformer_lib.data import detokenize, tokenize
-from transformer_lib.decode import beam_search, greedy_decode, inference_mode
+from transformer_lib.decode import beam_search, eval_no_grad, greedy_decode
 from transformer_lib.vocab import BOS_ID, EOS_ID, Vocab, check_vocabularies
 
 __all__ = ["Translation", "cross_attention", "translate", "translate_detailed"]
@@ -177,7 +177,7 @@ def cross_attention(model: nn.Module, src: torch.Tensor, tgt_in: torch.Tensor) -
     Shapes: src (B, S), tgt_in (B, T) -> (B, n_layers, H, T, S), on the CPU.
     """
     weights = AttentionWeights()
-    with inference_mode(model):
+    with eval_no_grad(model):
         model(src, tgt_in, attention=weights)
     return torch.stack(weights.cross, dim=1).cpu()  # n_layers x (B, H, T, S) -> (B, n_layers, ...)
 

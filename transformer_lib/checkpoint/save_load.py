@@ -24,7 +24,7 @@ from transformer_lib.checkpoint._files import (
 )
 from transformer_lib.checkpoint._training import load_training, training_tensors
 from transformer_lib.config import TransformerConfig
-from transformer_lib.contract import check_model
+from transformer_lib.language_model import LanguageModel, check_trainable
 from transformer_lib.model import Transformer
 from transformer_lib.train_state import TrainState
 from transformer_lib.vocab import Vocab
@@ -95,7 +95,7 @@ def save_checkpoint(
             str(path),
             f"Save to {path.parent}.",
         )
-    check_model("model", model)
+    check_trainable("model", model)
     tensors, aliases = _weights(model)
     meta = {
         "format": FORMAT,
@@ -175,8 +175,8 @@ def load_checkpoint(
     """Load the checkpoint at ``path``: a folder given to :func:`save_checkpoint`, or the save
     folder it returned.
 
-    Without ``model`` a ``Transformer`` is built from the saved config (on ``device``,
-    default CPU). A given ``model`` must have the saved config (dropout aside) and the
+    Without ``model`` a ``Transformer`` (a ``LanguageModel`` for a config with
+    ``n_encoder_layers=0``) is built from the saved config (on ``device``, default CPU). A given ``model`` must have the saved config (dropout aside) and the
     same tied weights. With ``optimizer``/``scheduler`` their state is restored too, and
     with ``restore_rng`` the random-number generators (for an exact resume).
     """
@@ -186,10 +186,11 @@ def load_checkpoint(
         if name in weights:
             weights[alias] = weights[name]
     config = _built(folder, "config", TransformerConfig, **meta["config"])
-    if model is None:
-        model = Transformer(config).to(device or "cpu")
+    if model is None:  # a config without an encoder is notebook 09's language model
+        built = LanguageModel if config.n_encoder_layers == 0 else Transformer
+        model = built(config).to(device or "cpu")
     else:
-        check_model("model", model)
+        check_trainable("model", model)
     _check_compatible(model, weights, meta["config"])
     _check_same_model(model, meta)
     model.load_state_dict(weights)

@@ -26,7 +26,10 @@ check then says "not implemented yet".
 Layout: one or more modules per notebook (``ch00_introduction`` ... ``ch08_what_matters``),
 each check beside its catalogue; ``_core`` (declaring a check, calling the student's
 function, messages) and ``_compare`` (comparing results, naming a mistake) hold what they
-share; ``graded`` loads them all afresh for grading.
+share; ``graded`` loads a check afresh for grading. ``CHAPTERS`` below names each
+chapter's module and its checks: ``exercises.check_x`` imports ``check_x``'s module (and what
+it imports) on first use, so a notebook's check cell loads its chapter's checks and the
+library code they check, not the whole library.
 
 The checks, with the signature of the function they take (masks: bool, True = may attend):
 
@@ -163,70 +166,71 @@ The checks, with the signature of the function they take (masks: bool, True = ma
                                     seed of ours above every seed of theirs, min(ours) >
                                     max(theirs).  Names: means compared, ranges merely touching
                                     (max > min), seeds compared pairwise, a tie counted as a win.
+09 language model (the mistakes each names: see ch09_language_model)
+    check_decoder_only_mask(fn)     fn(tokens (B, L), pad_id) -> bool (B, 1, L, L): causal AND
+                                    not padding (keys), as masks.target_mask.
+    check_next_token_targets(fn)    fn(sequences (B, L), rows <bos> y <eos> then padding) ->
+                                    (inputs (B, L - 1), targets (B, L - 1)): the next tokens.
+    check_prompt_loss_mask(fn)      fn(targets (B, L), prompt_lengths (B,), pad_id) -> targets
+                                    with row b's first prompt_lengths[b] positions set to pad_id.
+    check_next_token_distribution(fn)
+                                    fn(logits (N, V), temperature, top_k) -> probabilities
+                                    (N, V), the distribution language_model.sample_next draws from.
 """
 
-from transformer_lib.exercises._core import ExerciseFailed
-from transformer_lib.exercises.ch00_introduction import (
-    check_logits_shape,
-    check_next_token_probabilities,
-)
-from transformer_lib.exercises.ch01_embeddings import (
-    check_embedding_lookup,
-    check_scaled_embedding,
-)
-from transformer_lib.exercises.ch02_positional_encoding import (
-    check_pe_relative_shift,
-    check_positional_encoding,
-)
-from transformer_lib.exercises.ch03_attention import check_attention_scores, check_softmax
-from transformer_lib.exercises.ch03_scaled_attention import check_scaled_dot_product_attention
-from transformer_lib.exercises.ch04_masking import check_causal_mask
-from transformer_lib.exercises.ch04_padding import check_padding_mask, check_target_mask
-from transformer_lib.exercises.ch05_attention_layer import check_multi_head_attention
-from transformer_lib.exercises.ch05_multi_head_attention import (
-    check_merge_heads,
-    check_mha_parameter_count,
-    check_split_heads,
-)
-from transformer_lib.exercises.ch06_encoder_decoder import check_feed_forward, check_layer_norm
-from transformer_lib.exercises.ch06_residual import (
-    check_residual_post_norm,
-    check_residual_pre_norm,
-)
-from transformer_lib.exercises.ch07_decoding import check_greedy_decode
-from transformer_lib.exercises.ch07_evaluation import check_alignment_error_rate
-from transformer_lib.exercises.ch07_label_smoothing import check_label_smoothing
-from transformer_lib.exercises.ch07_length_penalty import check_length_penalty
-from transformer_lib.exercises.ch07_schedule import check_lr_schedule
-from transformer_lib.exercises.ch08_what_matters import check_clearly_better, check_xavier_bound
+from __future__ import annotations
 
-__all__ = [
-    "ExerciseFailed",
-    "check_logits_shape",
-    "check_next_token_probabilities",
-    "check_embedding_lookup",
-    "check_scaled_embedding",
-    "check_positional_encoding",
-    "check_pe_relative_shift",
-    "check_softmax",
-    "check_attention_scores",
-    "check_scaled_dot_product_attention",
-    "check_causal_mask",
-    "check_padding_mask",
-    "check_target_mask",
-    "check_split_heads",
-    "check_merge_heads",
-    "check_multi_head_attention",
-    "check_mha_parameter_count",
-    "check_layer_norm",
-    "check_feed_forward",
-    "check_residual_post_norm",
-    "check_residual_pre_norm",
-    "check_label_smoothing",
-    "check_lr_schedule",
-    "check_greedy_decode",
-    "check_length_penalty",
-    "check_alignment_error_rate",
-    "check_xavier_bound",
-    "check_clearly_better",
-]
+import importlib
+
+from transformer_lib.exercises._core import ExerciseFailed
+
+# Each chapter's module and the checks it holds. A check is imported on first use, with its
+# chapter's module and what that module imports, and nothing else: notebook 00's graded cell
+# never loads the training loop, checkpoints, the studies or sacrebleu. A new chapter's
+# checks module registers here, one line.
+CHAPTERS: dict[str, tuple[str, ...]] = {
+    "ch00_introduction": ("check_logits_shape", "check_next_token_probabilities"),
+    "ch01_embeddings": ("check_embedding_lookup", "check_scaled_embedding"),
+    "ch02_positional_encoding": ("check_positional_encoding", "check_pe_relative_shift"),
+    "ch03_attention": ("check_softmax", "check_attention_scores"),
+    "ch03_scaled_attention": ("check_scaled_dot_product_attention",),
+    "ch04_masking": ("check_causal_mask",),
+    "ch04_padding": ("check_padding_mask", "check_target_mask"),
+    "ch05_multi_head_attention": (
+        "check_split_heads",
+        "check_merge_heads",
+        "check_mha_parameter_count",
+    ),
+    "ch05_attention_layer": ("check_multi_head_attention",),
+    "ch06_encoder_decoder": ("check_layer_norm", "check_feed_forward"),
+    "ch06_residual": ("check_residual_post_norm", "check_residual_pre_norm"),
+    "ch07_label_smoothing": ("check_label_smoothing",),
+    "ch07_schedule": ("check_lr_schedule",),
+    "ch07_decoding": ("check_greedy_decode",),
+    "ch07_length_penalty": ("check_length_penalty",),
+    "ch07_evaluation": ("check_alignment_error_rate",),
+    "ch08_what_matters": ("check_xavier_bound", "check_clearly_better"),
+    "ch09_language_model": (
+        "check_decoder_only_mask",
+        "check_next_token_targets",
+        "check_prompt_loss_mask",
+        "check_next_token_distribution",
+    ),
+}
+_MODULE_OF = {check: module for module, checks in CHAPTERS.items() for check in checks}
+
+__all__ = ["ExerciseFailed", *_MODULE_OF]
+
+
+def __getattr__(name: str):
+    """``check_x``, imported from its chapter's module on first use (PEP 562)."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    check = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = check
+    return check
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

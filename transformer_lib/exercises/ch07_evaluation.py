@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from transformer_lib.evaluate import alignment_error_rate
+from transformer_lib.evaluate.alignment import alignment_error_rate
 from transformer_lib.exercises._compare import _expect, _number
 from transformer_lib.exercises._core import Mistake, _passed, exercise
 from transformer_lib.i18n import N_, _

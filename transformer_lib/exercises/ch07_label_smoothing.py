@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from transformer_lib.exercises._compare import _expect, _tensor
 from transformer_lib.exercises._core import ExerciseFailed, Mistake, _generator, _passed, exercise
 from transformer_lib.i18n import N_, _
-from transformer_lib.train import label_smoothed_cross_entropy
+from transformer_lib.train.loss import label_smoothed_cross_entropy
 
 __all__ = ["check_label_smoothing"]
 

@@ -12,7 +12,7 @@ import torch
 from transformer_lib.exercises._compare import _expect, _number
 from transformer_lib.exercises._core import Mistake, _passed, exercise
 from transformer_lib.i18n import N_, _
-from transformer_lib.train import make_scheduler
+from transformer_lib.train.schedule import make_scheduler
 
 __all__ = ["check_lr_schedule"]
 

@@ -10,10 +10,13 @@ therefore runs this file and gets checks of its own::
     exercises = runpy.run_module("transformer_lib.exercises.graded")["exercises"]
     exercises.check_padding_mask(padding_mask)
 
-``runpy`` executes this file from disk on each run (it never stays in ``sys.modules``), and
-the file executes every module of ``transformer_lib`` anew from the folder it lies in, with
-the notebook's ``transformer_lib`` entries of ``sys.modules`` set aside meanwhile and put
-back afterwards: nothing a cell changed in ``transformer_lib`` reaches the copy.
+``runpy`` executes this file from disk on each run (it never stays in ``sys.modules``).
+``exercises`` here stands for ``transformer_lib.exercises``: reading a check from it
+(``exercises.check_padding_mask``) executes ``transformer_lib`` anew from the folder this file
+lies in, the package's core, ``exercises`` and the check's chapter module with what it imports
+(not the whole library: see ``CHAPTERS`` in ``exercises/__init__.py``), with the notebook's
+``transformer_lib`` entries of ``sys.modules`` set aside meanwhile and put back afterwards:
+nothing a cell changed in ``transformer_lib`` reaches the copy.
 
 Limits: grading runs in the student's process, and code written against the grader can
 still cheat. This stops the replacements above, in ``transformer_lib`` and ``sys.modules``.
@@ -40,12 +43,13 @@ def _ours(name: str) -> bool:
     return name == PACKAGE or name.startswith(f"{PACKAGE}.")
 
 
-def load_afresh(root: Path) -> ModuleType:
+def load_afresh(root: Path, name: str | None = None):
     """``transformer_lib.exercises`` executed anew from ``root``, the folder that holds
-    ``transformer_lib``; ``sys.modules`` ends as it began."""
-    saved = {name: module for name, module in sys.modules.items() if _ours(name)}
-    for name in saved:
-        del sys.modules[name]
+    ``transformer_lib``, or its attribute ``name`` (a check: imported with its chapter's
+    module and what that imports); ``sys.modules`` ends as it began."""
+    saved = {key: module for key, module in sys.modules.items() if _ours(key)}
+    for key in saved:
+        del sys.modules[key]
     try:
         spec = importlib.machinery.PathFinder.find_spec(PACKAGE, [str(root)])
         if spec is None:
@@ -53,11 +57,25 @@ def load_afresh(root: Path) -> ModuleType:
         package = importlib.util.module_from_spec(spec)
         sys.modules[PACKAGE] = package
         spec.loader.exec_module(package)
-        return importlib.import_module(f"{PACKAGE}.exercises")
+        exercises = importlib.import_module(f"{PACKAGE}.exercises")
+        return exercises if name is None else getattr(exercises, name)
     finally:
-        for name in [name for name in sys.modules if _ours(name)]:
-            del sys.modules[name]
+        for key in [key for key in sys.modules if _ours(key)]:
+            del sys.modules[key]
         sys.modules.update(saved)
 
 
-exercises = load_afresh(Path(__file__).resolve().parents[2])
+class Graded(ModuleType):
+    """``transformer_lib.exercises`` for a graded cell: each public name read from it is
+    loaded afresh (:func:`load_afresh`), once."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = load_afresh(ROOT, name)
+        setattr(self, name, value)
+        return value
+
+
+ROOT = Path(__file__).resolve().parents[2]
+exercises = Graded(f"{PACKAGE}.exercises", "The exercise checks, each loaded afresh when read.")

@@ -64,7 +64,7 @@ def _layer_options(ours: EncoderLayer | DecoderLayer) -> dict:
         nhead=ours.self_attn.n_heads,
         dim_feedforward=ours.feed_forward.linear1.out_features,
         dropout=ours.dropout.p,
-        activation="relu",
+        activation=ours.feed_forward.activation,  # "relu" or "gelu", as F names them
         layer_norm_eps=ours.norm1.eps,
         batch_first=True,
         norm_first=ours.norm_first,

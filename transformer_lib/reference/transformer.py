@@ -94,9 +94,10 @@ class TorchTransformer(ModelContract):
     (our masks, ``AttentionWeights``, ``pad_id``, ``max_len``, vocabulary sizes).
 
     ``TorchTransformer(config)`` is stock ``nn.Transformer`` (its initialisation, final
-    LayerNorms, attention dropout), what the benchmarks compare against; it borrows the
-    non-stack modules of a ``Transformer(config)`` built first, so with the same seed
-    both start from identical ones. ``from_model`` mirrors one of our models exactly.
+    LayerNorms, attention dropout), what the benchmarks compare against; it keeps the
+    non-stack modules of a ``Transformer(config)`` built first (and drops its stacks), so
+    with the same seed both start from identical ones. ``from_model`` mirrors one of our
+    models exactly. Its ``forward`` is the contract's (``ModelContract.forward``).
 
     Shapes: src (B, S), tgt (B, T) -> logits (B, T, V).
     """
@@ -108,8 +109,11 @@ class TorchTransformer(ModelContract):
         encoder: nn.TransformerEncoder | None = None,
         decoder: nn.TransformerDecoder | None = None,
     ) -> None:
-        """``base`` lends its embeddings, positions and output (default: a new one);
-        ``encoder``/``decoder`` replace ``nn.Transformer(config)``'s stacks."""
+        """``base`` (a ``Transformer``, or a module holding only these four) lends its
+        ``src_embed``, ``tgt_embed``, ``positional`` and ``output``; by default they come
+        from a new ``Transformer(config)``: its weights start after its stacks' draws, so
+        building it is what makes seed s give the same ones. ``encoder``/``decoder``
+        replace ``nn.Transformer(config)``'s stacks."""
         super().__init__()
         self.config = c = config
         base = Transformer(config) if base is None else base
@@ -123,6 +127,7 @@ class TorchTransformer(ModelContract):
                 c.n_decoder_layers,
                 c.d_ff,
                 c.dropout,
+                c.activation,
                 layer_norm_eps=c.layer_norm_eps,
                 batch_first=True,
                 norm_first=c.norm_first,
@@ -139,9 +144,17 @@ class TorchTransformer(ModelContract):
         ``final_norm=True``) gets a copy of ours, one without gets none (``nn.Transformer``
         always adds one); the attention dropout is copied.
         """
-        base = copy.deepcopy(model)  # deepcopy keeps shared and tied weights shared
+        ends = nn.ModuleDict(  # what is not a stack; one deepcopy keeps shares and ties
+            {
+                name: getattr(model, name)
+                for name in ("src_embed", "tgt_embed", "positional", "output")
+            }
+        )
         mirror = cls(
-            model.config, base, _torch_encoder(model.encoder), _torch_decoder(model.decoder)
+            model.config,
+            copy.deepcopy(ends),
+            _torch_encoder(model.encoder),
+            _torch_decoder(model.decoder),
         )
         return mirror.train(model.training)
 
@@ -156,7 +169,7 @@ class TorchTransformer(ModelContract):
         if src_mask is None:
             src_mask = padding_mask(src, self.pad_id)
         check_mask("src_mask", src_mask, (src.size(0), 1, 1, src.size(1)), "(B, 1, 1, S)")
-        x = self.positional(self.src_embed(src))  # (B, S) -> (B, S, D)
+        x = self.positional(self.src_embed(src, "src"))  # (B, S) -> (B, S, D)
         with _recording(self, attention):
             return self.encoder(x, src_key_padding_mask=to_torch_padding_mask(src_mask))
 
@@ -179,7 +192,7 @@ class TorchTransformer(ModelContract):
             tgt_padding = tgt == self.pad_id  # (B, T)
         else:
             blocked, tgt_padding = to_torch_attn_mask(tgt_mask, self.config.n_heads), None
-        x = self.positional(self.tgt_embed(tgt))  # (B, T) -> (B, T, D)
+        x = self.positional(self.tgt_embed(tgt, "tgt"))  # (B, T) -> (B, T, D)
         with _recording(self, attention):
             hidden = self.decoder(
                 x,
@@ -189,18 +202,3 @@ class TorchTransformer(ModelContract):
                 memory_key_padding_mask=to_torch_padding_mask(src_mask),
             )
         return self.output(hidden)  # (B, T, D) -> (B, T, V)
-
-    def forward(
-        self,
-        src: torch.Tensor,
-        tgt: torch.Tensor,
-        src_mask: torch.Tensor | None = None,
-        tgt_mask: torch.Tensor | None = None,
-        attention: AttentionWeights | None = None,
-    ) -> torch.Tensor:
-        """Shapes: src (B, S), tgt (B, T) -> logits (B, T, V). With ``attention``, its
-        ``encoder``, ``decoder_self`` and ``cross`` lists get one map per layer."""
-        if src_mask is None:
-            src_mask = padding_mask(src, self.pad_id)
-        memory = self.encode(src, src_mask, attention)
-        return self.decode(tgt, memory, src_mask, tgt_mask, attention)

@@ -134,28 +134,41 @@ def train_variant(
     ``eval_at``; one row of scores at each step of ``eval_at``."""
     if name not in VARIANTS:
         fail("name", f"one of {list(VARIANTS)}", repr(name))
-    if not eval_at or not all(isinstance(step, int) and step > 0 for step in eval_at):
-        fail("eval_at", "a non-empty list of steps (ints > 0)", repr(eval_at))
+    check_eval_at(eval_at)
     variant = VARIANTS[name]
     recipe = replace(RECIPE, **variant.get("train", {}), steps=max(eval_at))
     config = corpus.config(**variant.get("config", {}))
     torch.manual_seed(seed)
     model = (TorchTransformer if variant.get("model") == "torch" else Transformer)(config)
-    model = model.to(device)
+    pairs = corpus.train_pairs(recipe.joined)
+    return train_and_score(name, seed, model.to(device), pairs, recipe, eval_at, corpus.scores)
+
+
+def check_eval_at(eval_at: object) -> None:
+    if not eval_at or not all(isinstance(step, int) and step > 0 for step in eval_at):
+        fail("eval_at", "a non-empty list of steps (ints > 0)", repr(eval_at))
+
+
+def train_and_score(
+    name: str, seed: int, model, pairs: list, recipe: Recipe, eval_at: list[int], score
+) -> list[dict]:
+    """Train ``model`` on ``pairs`` with ``recipe`` (batches shuffled by ``seed``) until
+    ``recipe.steps``; at each step of ``eval_at``, one row with ``score(model)``'s scores."""
     optimizer = make_optimizer(model)
-    scheduler = make_scheduler(optimizer, config.d_model, recipe.warmup, peak_lr=recipe.peak_lr)
-    state, rows, train_pairs = TrainState(), [], corpus.train_pairs(recipe.joined)
+    d_model = model.config.d_model
+    scheduler = make_scheduler(optimizer, d_model, recipe.warmup, peak_lr=recipe.peak_lr)
+    state, rows = TrainState(), []
 
     def evaluate(record: dict) -> None:
         if record["step"] in eval_at:  # callbacks are not counted in state.seconds
-            scores = corpus.scores(model)
+            scores = score(model)
             rows.append({"variant": name, "seed": seed, "step": record["step"],
                          "seconds": round(state.seconds, 2), "loss": round(record["loss"], 4),
                          **scores})  # fmt: skip
 
     def batches(epoch: int):  # seed 0 gives notebook 07's batches
         return make_batches(
-            train_pairs, max_tokens=recipe.max_tokens, shuffle=True, seed=1000 * seed + epoch
+            pairs, max_tokens=recipe.max_tokens, shuffle=True, seed=1000 * seed + epoch
         )
 
     train(
@@ -168,7 +181,8 @@ def train_variant(
 
 def read_rows(path: str | Path) -> list[dict]:
     """The rows stored in the CSV at ``path`` (none if it does not exist), numbers as numbers
-    (a file may leave out ``seconds``, as ``benchmarks/cross_machine.py``'s does)."""
+    (a file may leave out ``seconds``, as ``benchmarks/cross_machine.py``'s does; an empty
+    cell, such as a decoder-only model's AER in ``studies.decoder_only``, is None)."""
     path = Path(path)
     if not path.exists():
         return []
@@ -178,7 +192,7 @@ def read_rows(path: str | Path) -> list[dict]:
         row["seed"], row["step"] = int(row["seed"]), int(row["step"])
         for key in ("seconds", "loss", *METRICS):
             if key in row:
-                row[key] = float(row[key])
+                row[key] = float(row[key]) if row[key] != "" else None
     return rows
 
 
@@ -246,7 +260,9 @@ def summarize(rows: list[dict], names: list[str]) -> tuple[int, float, list[dict
         seeds = at_step[name]
         line = {"variant": name, "seeds": len(variant_runs)}
         line["seconds"] = statistics.median(r["seconds"] for r in seeds)
-        line |= {metric: spread([r[metric] for r in seeds]) for metric in METRICS}
+        for metric in METRICS:  # "" for a metric a variant does not have (None)
+            values = [r[metric] for r in seeds]
+            line[metric] = "" if None in values else spread(values)
         line |= {
             f"{metric} at time": spread([at_time(run, metric, equal_time) for run in variant_runs])
             for metric in METRICS[:2]

@@ -1,7 +1,7 @@
 """The training loop: :func:`train`, which updates a :class:`TrainState` in place.
 
 Shapes:
-    B batch, S source length, T target length, V target vocabulary.
+    B batch, S source length, T target length, L sequence length, V target vocabulary.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from torch.optim.lr_scheduler import LRScheduler
 
 from transformer_lib._checks import check_int, fail
 from transformer_lib.checkpoint import save_checkpoint
-from transformer_lib.contract import check_model
+from transformer_lib.language_model import LanguageModel, check_trainable
 from transformer_lib.train.loss import label_smoothed_cross_entropy
 from transformer_lib.train.progress import Run
 from transformer_lib.train_state import TrainState
@@ -59,9 +59,13 @@ def train(
     step's one device sync), and the weights before each checkpoint: a non-finite value
     stops the run with ``FloatingPointError`` and the last good checkpoint stays.
 
-    Shapes: each batch has src (B, S), tgt_in (B, T), tgt_out (B, T).
+    A ``LanguageModel`` (notebook 09) trains the same way on (inputs, targets) batches
+    (``language_model.language_model_batches``).
+
+    Shapes: each batch has src (B, S), tgt_in (B, T), tgt_out (B, T); for a language
+    model, inputs (B, L) and targets (B, L).
     """
-    check_model("model", model)
+    check_trainable("model", model)
     _check_limits(steps, epochs, max_seconds, log_every, checkpoint_every, checkpoint_dir)
     state = TrainState() if state is None else state
     device = next(model.parameters()).device
@@ -71,8 +75,8 @@ def train(
     run = Run(state, log_every, callback, steps, epochs, max_seconds)
     while not run.finished():
         for index, batch in _unused_batches(batches, state):
-            src, tgt_in, tgt_out = _unpack(batch, device)
-            loss_sum, n_tokens = _loss(model, src, tgt_in, tgt_out, label_smoothing)
+            *inputs, targets = _unpack(model, batch, device)
+            loss_sum, n_tokens = _loss(model, inputs, targets, label_smoothing)
             grad_norm = _backward(model, optimizer, loss_sum, n_tokens, clip_norm)
             n_tokens, grad_norm = _finite(loss_sum, n_tokens, grad_norm)  # the step's one sync
             optimizer.step()
@@ -134,39 +138,39 @@ def _unused_batches(batches, state: TrainState) -> Iterator[tuple[int, object]]:
         )
 
 
-def _unpack(batch, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(src, tgt_in, tgt_out) on ``device`` from a data.Batch or a 3-tuple."""
-    if all(hasattr(batch, name) for name in ("src", "tgt_in", "tgt_out")):
+def _unpack(model: nn.Module, batch, device: torch.device) -> tuple[torch.Tensor, ...]:
+    """The model's inputs, then the targets, on ``device``: (src, tgt_in, tgt_out) from a
+    data.Batch or a 3-tuple; for a language model, (inputs, targets) from a 2-tuple."""
+    if isinstance(model, LanguageModel):
+        parts, expected = batch, "(inputs, targets) tuples"
+        hint = "Build them with language_model.language_model_batches()."
+    elif all(hasattr(batch, name) for name in ("src", "tgt_in", "tgt_out")):
         parts = (batch.src, batch.tgt_in, batch.tgt_out)
-    elif isinstance(batch, (tuple, list)) and len(batch) == 3:
-        parts = tuple(batch)
     else:
-        fail(
-            "batches",
-            "data.Batch objects or (src, tgt_in, tgt_out) tuples",
-            type(batch).__name__,
-            "Build them with data.make_batches().",
-            error=TypeError,
-        )
+        parts, expected = batch, "data.Batch objects or (src, tgt_in, tgt_out) tuples"
+        hint = "Build them with data.make_batches()."
+    n_parts = 2 if isinstance(model, LanguageModel) else 3
+    if not (isinstance(parts, (tuple, list)) and len(parts) == n_parts):
+        fail("batches", expected, type(batch).__name__, hint, error=TypeError)
     return tuple(part.to(device, non_blocking=True) for part in parts)
 
 
 def _loss(
     model: nn.Module,
-    src: torch.Tensor,
-    tgt_in: torch.Tensor,
-    tgt_out: torch.Tensor,
+    inputs: list[torch.Tensor],
+    targets: torch.Tensor,
     label_smoothing: float,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Summed label-smoothed loss of one batch and its number of real target tokens.
 
-    Shapes: src (B, S), tgt_in (B, T), tgt_out (B, T) -> scalar, scalar (int64).
+    Shapes: inputs [src (B, S), tgt_in (B, T)] or [inputs (B, L)], targets (B, T) or
+    (B, L) -> scalar, scalar (int64).
     """
-    logits = model(src, tgt_in)  # (B, T, V)
+    logits = model(*inputs)  # (B, T, V)
     loss_sum = label_smoothed_cross_entropy(
-        logits, tgt_out, label_smoothing, model.pad_id, reduction="sum"
+        logits, targets, label_smoothing, model.pad_id, reduction="sum"
     )
-    return loss_sum, (tgt_out != model.pad_id).sum()
+    return loss_sum, (targets != model.pad_id).sum()
 
 
 def _backward(
