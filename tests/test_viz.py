@@ -160,6 +160,31 @@ def test_plot_architecture_draws_both_stacks(config):
     assert len(ax.patches) > 20
 
 
+def _drawn(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+def test_plot_architecture_without_an_encoder_draws_one_stack_without_cross_attention():
+    # notebook 09: TransformerConfig.decoder_only() has n_encoder_layers=0
+    config = TransformerConfig.decoder_only(536, d_model=64, d_ff=256, n_decoder_layers=3)
+    texts = _drawn(viz.plot_architecture(config=config))
+    assert texts.count("Masked Multi-Head\nAttention") == 1  # one stack, self-attention only
+    assert "Multi-Head\nAttention" not in texts  # no encoder self-attention, no cross-attention
+    assert not any("memory" in t for t in texts)  # nothing comes from an encoder
+    assert texts.count("Feed\nForward") == 1 and texts.count("Add & Norm") == 2
+    assert "3×" in texts and "Softmax" in texts and "Positional\nEncoding" in texts
+    assert any("d_model=64, h=4, d_k=16, d_ff=256" in t for t in texts)
+
+
+def test_plot_architecture_of_an_encoder_decoder_is_unchanged_by_the_decoder_only_drawing():
+    # notebook 06's drawing: both stacks, cross-attention fed by the memory
+    texts = _drawn(viz.plot_architecture(config=TransformerConfig.small()))
+    assert texts.count("Multi-Head\nAttention") == 2  # encoder self-attention, cross-attention
+    assert texts.count("Masked Multi-Head\nAttention") == 1
+    assert texts.count("Add & Norm") == 5 and "memory (keys, values)" in texts
+    assert texts[-1] == "The Transformer (Vaswani et al., 2017, Figure 1)"
+
+
 def test_plot_loss_curve_plots_each_series_against_the_step_series():
     history = {"step": [10, 20, 30], "loss": [3.0, 2.0, 1.5], "lr": [1e-4, 2e-4, 3e-4]}
     ax = viz.plot_loss_curve(history)

@@ -1,4 +1,5 @@
-"""The encoder–decoder Transformer drawn like the paper's Figure 1 (§3)."""
+"""The encoder–decoder Transformer drawn like the paper's Figure 1 (§3), and the
+decoder-only model of notebook 09 drawn the same way."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ _DECODER = [
     ("Multi-Head\nAttention", "attn"),
     ("Feed\nForward", "ffn"),
 ]
+# A decoder-only model's layer: the decoder's without cross-attention (notebook 09).
+_DECODER_ONLY = [_DECODER[0], _DECODER[2]]
 
 
 def _box(
@@ -147,7 +150,12 @@ def plot_architecture(ax: Axes | None = None, config: TransformerConfig | None =
     """The encoder–decoder Transformer drawn like the paper's Figure 1 (§3).
 
     With a ``TransformerConfig`` the stack sizes, d_model, heads and d_ff are written in.
+    A config without an encoder (``n_encoder_layers=0``, ``TransformerConfig.decoder_only``)
+    draws the decoder-only model of notebook 09 instead: one stack of masked self-attention
+    and feed-forward layers, no encoder and no cross-attention.
     """
+    if config is not None and config.n_encoder_layers == 0:
+        return _plot_decoder_only(ax, config)
     ax = new_axes(ax, size=(10.0, 10.0))
     n_enc = "N" if config is None else config.n_encoder_layers
     n_dec = "N" if config is None else config.n_decoder_layers
@@ -174,6 +182,33 @@ def plot_architecture(ax: Axes | None = None, config: TransformerConfig | None =
     ax.text(5.5, top + 3.3, title, ha="center", fontsize=TITLE_SIZE)
     ax.set_xlim(-0.5, 11.5)
     ax.set_ylim(-0.8, top + 3.9)
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    return ax
+
+
+def _plot_decoder_only(ax: Axes | None, config: TransformerConfig) -> Axes:
+    """The decoder-only model (notebook 09): the decoder's stack without cross-attention,
+    drawn at the same scale as :func:`plot_architecture`'s encoder–decoder."""
+    ax = new_axes(ax, size=(6.5, 10.0))
+    x = 3.0
+    _embedding(ax, x, "Token Embedding\n(shifted right)")
+    layer_ys = _stack(ax, x, _DECODER_ONLY, 3.1, f"{config.n_decoder_layers}×")
+    top = layer_ys[-1] + 1.15
+    _output_head(ax, x, top)
+    ax.text(x, 0.5 - 0.9, "Tokens", ha="center", fontsize=LABEL_SIZE)
+    ax.text(
+        x,
+        top + 3.4,
+        f"d_model={config.d_model}, h={config.n_heads}, "
+        f"d_k={config.d_model // config.n_heads}, d_ff={config.d_ff}",
+        ha="center",
+        fontsize=LABEL_SIZE - 1,
+    )
+    ax.text(x + 1.0, top + 4.2, "Decoder-only: no encoder, no cross-attention",
+            ha="center", fontsize=TITLE_SIZE)  # fmt: skip
+    ax.set_xlim(-1.5, 8.0)
+    ax.set_ylim(-0.8, top + 4.8)
     ax.set_aspect("equal")
     ax.set_axis_off()
     return ax
