@@ -34,6 +34,7 @@ NOTEBOOKS = {
     "04": ("04_masking.ipynb", None),
     "05": ("05_multi_head_attention.ipynb", None),
     "07a": ("07_toy_translator.ipynb", 0.5),
+    "09": ("09_decoder_only.ipynb", None),
 }
 
 

@@ -11,7 +11,8 @@ contract (``contract.ModelContract``), so that ``train``, ``greedy_decode``,
 same batches (``data.make_batches``) as notebook 07's translator:
 
 - ``encode(src)`` has nothing to compute: the "memory" is the source ids themselves;
-- ``decode(tgt, src, src_mask)`` runs the language model over each row's source tokens
+- ``forward(src, tgt)`` is the contract's (teacher forcing), and
+  ``decode(tgt, src, src_mask)`` runs the language model over each row's source tokens
   followed by ``tgt``, whose first token, ``<bos>``, is read as ``<sep>``, and returns the
   logits at ``tgt``'s positions: exactly the German part, so the loss is masked on the
   prompt by construction (notebook 09's exercise masks it by hand instead).
@@ -97,7 +98,3 @@ class LanguageModelTranslator(ModelContract):
         logits = self.language_model(sequence)  # (B, L, V)
         V = logits.size(-1)
         return logits.gather(1, where[..., None].expand(B, T, V))  # (B, L, V) -> (B, T, V)
-
-    def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
-        """Shapes: src (B, S), tgt (B, T) -> logits (B, T, V) (teacher forcing)."""
-        return self.decode(tgt, self.encode(src), None)
