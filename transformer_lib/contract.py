@@ -10,6 +10,9 @@ Shapes:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 from torch import nn
 
@@ -98,3 +101,16 @@ def check_model(name: str, model: object) -> None:
             "Derive your model from ModelContract and give it the config it was built from.",
             error=TypeError,
         )
+
+
+@contextmanager
+def eval_no_grad(model: nn.Module) -> Iterator[None]:
+    """``model.eval()`` and ``torch.no_grad()`` inside the block; the model's mode is restored
+    after. (Not ``torch.inference_mode``, whose tensors autograd refuses to save later.)"""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        model.train(was_training)

@@ -27,33 +27,17 @@ Shapes:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import torch
 from torch import nn
 
 from transformer_lib._checks import check_alpha, check_int, check_output_length, check_tensor, fail
-from transformer_lib.contract import check_model
+from transformer_lib.contract import check_model, eval_no_grad
 from transformer_lib.incremental import IncrementalDecoder
 from transformer_lib.masks import padding_mask
 from transformer_lib.model import Transformer
 from transformer_lib.vocab import BOS_ID, EOS_ID
 
 __all__ = ["greedy_decode", "beam_search", "length_penalty", "default_max_len", "eval_no_grad"]
-
-
-@contextmanager
-def eval_no_grad(model: nn.Module) -> Iterator[None]:
-    """``model.eval()`` and ``torch.no_grad()`` inside the block; the model's mode is restored
-    after. (Not ``torch.inference_mode``, whose tensors autograd refuses to save later.)"""
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            yield
-    finally:
-        model.train(was_training)
 
 
 def default_max_len(model: nn.Module, src_len: int) -> int:

@@ -40,7 +40,7 @@ from transformer_lib._checks import (
 )
 from transformer_lib.attention import AttentionWeights
 from transformer_lib.config import TransformerConfig
-from transformer_lib.contract import check_model
+from transformer_lib.contract import check_model, eval_no_grad
 from transformer_lib.embeddings import PositionalEncoding, TokenEmbedding
 from transformer_lib.incremental import _attend, _keys_values
 from transformer_lib.layers import EncoderLayer, sublayer_connection
@@ -159,6 +159,11 @@ def next_token_distribution(
     return torch.softmax(scaled, dim=-1)
 
 
+def _check_language_model(model: object) -> None:
+    if not isinstance(model, LanguageModel):
+        fail("model", "a transformer_lib.LanguageModel", type(model).__name__, error=TypeError)
+
+
 def check_trainable(name: str, model: object) -> None:
     """``train`` and checkpoints take a ``contract.ModelContract`` or a
     :class:`LanguageModel` (which has no encoder to state a contract for)."""
@@ -219,8 +224,7 @@ def generate(
 
     Shapes: prompt (B, P) ids, no padding -> (B, P + n) with n <= max_new_tokens.
     """
-    if not isinstance(model, LanguageModel):
-        fail("model", "a transformer_lib.LanguageModel", type(model).__name__, error=TypeError)
+    _check_language_model(model)
     _check_prompt(model, prompt, max_new_tokens)
     if method not in ("greedy", "sample"):
         fail("method", "'greedy' or 'sample'", repr(method))
@@ -231,34 +235,29 @@ def generate(
     generator = None
     if seed is not None:
         generator = torch.Generator(prompt.device).manual_seed(seed)
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            tokens = prompt
-            if cache:
-                step = IncrementalLanguageModel(model).step
+    with eval_no_grad(model):
+        tokens = prompt
+        if cache:
+            step = IncrementalLanguageModel(model).step
+        else:
+
+            def step(tokens: torch.Tensor) -> torch.Tensor:
+                return model(tokens)[:, -1]  # (B, t, V) -> (B, V)
+
+        done = torch.zeros(prompt.size(0), dtype=torch.bool, device=prompt.device)
+        for _ in range(max_new_tokens):
+            logits = step(tokens).float()  # (B, V): the next position's
+            logits[:, model.pad_id] = float("-inf")
+            if method == "greedy":
+                new = logits.argmax(dim=-1)  # (B,)
             else:
-
-                def step(tokens: torch.Tensor) -> torch.Tensor:
-                    return model(tokens)[:, -1]  # (B, t, V) -> (B, V)
-
-            done = torch.zeros(prompt.size(0), dtype=torch.bool, device=prompt.device)
-            for _ in range(max_new_tokens):
-                logits = step(tokens).float()  # (B, V): the next position's
-                logits[:, model.pad_id] = float("-inf")
-                if method == "greedy":
-                    new = logits.argmax(dim=-1)  # (B,)
-                else:
-                    new = sample_next(logits, temperature, top_k, generator)  # (B,)
-                new = new.masked_fill(done, model.pad_id)
-                tokens = torch.cat([tokens, new[:, None]], dim=1)  # (B, t) -> (B, t + 1)
-                if eos_id is not None:
-                    done = done | (new == eos_id)
-                    if bool(done.all()):
-                        break
-    finally:
-        model.train(was_training)
+                new = sample_next(logits, temperature, top_k, generator)  # (B,)
+            new = new.masked_fill(done, model.pad_id)
+            tokens = torch.cat([tokens, new[:, None]], dim=1)  # (B, t) -> (B, t + 1)
+            if eos_id is not None:
+                done = done | (new == eos_id)
+                if bool(done.all()):
+                    break
     return tokens
 
 
@@ -275,8 +274,7 @@ class IncrementalLanguageModel:
     """
 
     def __init__(self, model: LanguageModel) -> None:
-        if not isinstance(model, LanguageModel):
-            fail("model", "a transformer_lib.LanguageModel", type(model).__name__, error=TypeError)
+        _check_language_model(model)
         self.model = model
         self.kv: list[list[torch.Tensor]] = [[] for _ in model.layers]  # none held yet
         self.length = 0  # positions held
@@ -348,24 +346,18 @@ def perplexity(model: LanguageModel, batches: Sequence[tuple[torch.Tensor, torch
     """exp(mean negative log-likelihood per target token, ``<pad>`` left out), in eval
     mode without gradients: the number of equally likely tokens the model is, on average,
     as unsure between as it is on these batches."""
-    if not isinstance(model, LanguageModel):
-        fail("model", "a transformer_lib.LanguageModel", type(model).__name__, error=TypeError)
+    _check_language_model(model)
     device = next(model.parameters()).device
     total, count = 0.0, 0
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            for inputs, targets in batches:
-                inputs, targets = inputs.to(device), targets.to(device)
-                logits = model(inputs)  # (B, L, V)
-                total += nn.functional.cross_entropy(
-                    logits.flatten(0, 1).float(), targets.flatten(),
-                    ignore_index=model.pad_id, reduction="sum",
-                ).item()  # fmt: skip
-                count += int((targets != model.pad_id).sum())
-    finally:
-        model.train(was_training)
+    with eval_no_grad(model):
+        for inputs, targets in batches:
+            inputs, targets = inputs.to(device), targets.to(device)
+            logits = model(inputs)  # (B, L, V)
+            total += nn.functional.cross_entropy(
+                logits.flatten(0, 1).float(), targets.flatten(),
+                ignore_index=model.pad_id, reduction="sum",
+            ).item()  # fmt: skip
+            count += int((targets != model.pad_id).sum())
     if count == 0:
         fail("batches", "at least one target token that is not <pad>", "none")
     return math.exp(total / count)
