@@ -119,7 +119,7 @@ student: $(STAMP)
 # opens offline from disk, in handouts/ or handouts_zh_CN/ (rebuilt from scratch each time).
 handouts: $(STAMP)
 	rm -rf handouts$(SUFFIX)
-	$(VPY) tools/make_handouts.py --src $(EDITION) --out handouts$(SUFFIX)
+	$(VPY) tools/make_handouts.py --src $(EDITION) --out handouts$(SUFFIX) --lang $(if $(SUFFIX),zh_CN,en)
 
 # Apply ruff's formatting and safe lint fixes (notebooks included).
 format: $(STAMP)

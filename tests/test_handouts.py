@@ -223,17 +223,24 @@ def test_the_index_links_every_page_by_its_title_with_its_opening_paragraph(buil
     assert "<title>06 · Encoder and decoder</title>" in page
 
 
-def test_the_chinese_edition_makes_offline_pages_with_chinese_titles(tmp_path):
-    """`make handouts COURSE_LANG=zh_CN`: the same pages for notebooks/zh_CN."""
+def test_the_chinese_edition_makes_offline_pages_in_chinese(tmp_path):
+    """`make handouts COURSE_LANG=zh_CN`: the same pages for notebooks/zh_CN, declared
+    Chinese (<html lang="zh">, so a CJK font draws Chinese glyphs), with Chinese notes and
+    index."""
     paths = [ROOT / "notebooks" / "zh_CN" / f"{name}.ipynb" for name in NOTEBOOKS]
     if not all(path.is_file() for path in paths):
         pytest.skip("no Chinese edition in notebooks/zh_CN")
-    pages = make_handouts.build(paths, tmp_path)
+    pages = make_handouts.build(paths, tmp_path, lang="zh_CN")
     for page in pages:
         text = page.read_text(encoding="utf-8")
         assert make_handouts.remote_references(text) == [], page.name
+        assert '<html lang="zh">' in text, page.name
         assert re.search(r"<title>\d\d · [^<]*[\u4e00-\u9fff]", text), page.name
         assert "data:image/png" in text, page.name
+    notes = re.findall(r'<p class="handout-widget-note">(.*?)</p>', pages[0].read_text("utf-8"))
+    assert len(notes) == 1 and "交互控件" in notes[0] and "Interactive" not in notes[0]
+    index = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "<html lang='zh'>" in index and "讲义" in index and "Handouts" not in index
 
 
 def test_notebook_summary_reads_the_first_heading_and_paragraph():

@@ -74,31 +74,49 @@ def walk_widget(model_id: str, state: dict, found: WidgetContent | None = None) 
     return found
 
 
-def note(found: WidgetContent) -> dict:
-    """The display output that stands for a widget in a static page."""
+# The notes in each edition's language (tools/make_handouts.py --lang)
+NOTES = {
+    "en": {
+        "bar": "<b>Progress bar</b>, as it stood when the notebook was saved: ",
+        "widget": "<b>Interactive widget</b>{settings}. It runs only in JupyterLab: open the "
+        "notebook there to use it.",
+        "settings": " ({controls})",
+        "picture": " Below is what it showed when the notebook was saved.",
+        "text": " When the notebook was saved it read: {texts}",
+    },
+    "zh_CN": {
+        "bar": "<b>进度条</b>，保存笔记本时的样子：",
+        "widget": "<b>交互控件</b>{settings}。它只能在JupyterLab中运行：请在JupyterLab中"
+        "打开这个笔记本来使用它。",
+        "settings": "（{controls}）",
+        "picture": "下面是保存笔记本时它显示的内容。",
+        "text": "保存笔记本时它显示的是：{texts}",
+    },
+}
+
+
+def note(found: WidgetContent, lang: str = "en") -> dict:
+    """The display output that stands for a widget in a static page, in ``lang``."""
+    words = NOTES[lang]
     texts = html.escape(" ".join(found.texts))
     if found.bars and not found.outputs:
         value, top = found.bars[0]
-        text = (
-            "<b>Progress bar</b>, as it stood when the notebook was saved: "
-            f'<progress value="{value:g}" max="{top:g}"></progress> {texts}'
-        )
+        text = words["bar"] + f'<progress value="{value:g}" max="{top:g}"></progress> {texts}'
     else:
-        settings = f" ({html.escape(', '.join(found.controls))})" if found.controls else ""
-        text = (
-            f"<b>Interactive widget</b>{settings}. It runs only in JupyterLab: open the "
-            "notebook there to use it."
-        )
+        controls = html.escape(", ".join(found.controls))
+        settings = words["settings"].format(controls=controls) if found.controls else ""
+        text = words["widget"].format(settings=settings)
         if found.outputs:
-            text += " Below is what it showed when the notebook was saved."
+            text += words["picture"]
         elif texts:
-            text += f" When the notebook was saved it read: {texts}"
+            text += words["text"].format(texts=texts)
     page = f'<p class="handout-widget-note">{text.strip()}</p>'
     return nbformat.v4.new_output("display_data", data={"text/html": page})
 
 
-def freeze_widgets(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy of ``nb`` whose widget outputs are a note plus the widget's stored outputs."""
+def freeze_widgets(nb: nbformat.NotebookNode, lang: str = "en") -> nbformat.NotebookNode:
+    """A copy of ``nb`` whose widget outputs are a note (in ``lang``, a key of
+    :data:`NOTES`) plus the widget's stored outputs."""
     nb = copy.deepcopy(nb)
     stored = nb.metadata.pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     for cell in nb.cells:
@@ -111,7 +129,7 @@ def freeze_widgets(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
                 outputs.append(output)
                 continue
             found = walk_widget(view.get("model_id", ""), stored)
-            outputs.append(note(found))
+            outputs.append(note(found, lang))
             outputs.extend(nbformat.from_dict(o) for o in found.outputs)
         cell.outputs = outputs
     return nb

@@ -1,6 +1,6 @@
 """Build the handouts: one static HTML page per notebook that opens offline from disk.
 
-Usage: python tools/make_handouts.py [--src notebooks] [--out handouts] [NOTEBOOK ...]
+Usage: python tools/make_handouts.py [--src notebooks] [--out handouts] [--lang en|zh_CN] [NOTEBOOK ...]
 
 Each page is made from the notebook's stored outputs (nothing is executed) with
 nbconvert's JupyterLab template. Figures are embedded as data URIs. Formulas are
@@ -34,7 +34,7 @@ from jinja2 import DictLoader
 from nbconvert import HTMLExporter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from handout_widgets import WIDGET_STATE, WIDGET_VIEW, freeze_widgets  # noqa: E402 (sibling)
+from handout_widgets import NOTES, WIDGET_STATE, WIDGET_VIEW, freeze_widgets  # noqa: E402
 
 __all__ = [
     "WIDGET_STATE",
@@ -164,8 +164,14 @@ def copy_mathjax(out: Path) -> Path:
     return target
 
 
-def exporter() -> HTMLExporter:
+# The page's <html lang>: nbconvert takes an ISO 639-1 code; "zh" makes browsers draw
+# the Chinese edition with Chinese (not Japanese) glyphs of a CJK font.
+HTML_LANG = {"en": "en", "zh_CN": "zh"}
+
+
+def exporter(lang: str = "en") -> HTMLExporter:
     return HTMLExporter(
+        language_code=HTML_LANG[lang],
         template_name="lab",
         extra_loaders=[DictLoader({"handout.html.j2": TEMPLATE})],
         template_file="handout.html.j2",
@@ -173,16 +179,19 @@ def exporter() -> HTMLExporter:
     )
 
 
-def build_page(notebook: Path, out: Path, html_exporter: HTMLExporter | None = None) -> Path:
-    """Write ``out/<notebook>.html`` from the notebook's stored outputs; return its path."""
+def build_page(
+    notebook: Path, out: Path, html_exporter: HTMLExporter | None = None, lang: str = "en"
+) -> Path:
+    """Write ``out/<notebook>.html`` from the notebook's stored outputs, its notes and
+    ``<html lang>`` in ``lang`` (en or zh_CN); return its path."""
     nb = nbformat.read(notebook, as_version=4)
     title, _ = notebook_summary(nb, notebook.stem)
     resources = {
         "metadata": {"name": re.sub(r"[`*]", "", title), "path": str(notebook.parent)},
         "handout_mathjax_url": f"{MATHJAX_DIR}/MathJax.js?config={MATHJAX_CONFIG}",
     }
-    page, _ = (html_exporter or exporter()).from_notebook_node(
-        freeze_widgets(nb), resources=resources
+    page, _ = (html_exporter or exporter(lang)).from_notebook_node(
+        freeze_widgets(nb, lang), resources=resources
     )
     remote = remote_references(page)
     if remote:
@@ -226,35 +235,53 @@ def _inline_html(markdown: str) -> str:
     return re.sub(r"\*(.+?)\*", r"<em>\1</em>", text)
 
 
-def build_index(pages: list[Path], summaries: list[tuple[str, str]], out: Path) -> Path:
+INDEX_TEXT = {
+    "en": {
+        "title": "Handouts: Build a Transformer",
+        "heading": "Build a Transformer, one notebook at a time: handouts",
+        "intro": "Each page is a notebook with the outputs it had when it was saved. Widgets "
+        "run only in JupyterLab; here each is a note followed by what it last showed.",
+    },
+    "zh_CN": {
+        "title": "讲义：动手搭建Transformer",
+        "heading": "动手搭建Transformer，一次一个笔记本：讲义",
+        "intro": "每个页面是一个笔记本，带着它保存时的输出。交互控件只能在JupyterLab中运行；"
+        "这里每个控件换成一段说明，后面是它最后显示的内容。",
+    },
+}
+
+
+def build_index(
+    pages: list[Path], summaries: list[tuple[str, str]], out: Path, lang: str = "en"
+) -> Path:
     """``out/index.html``: each page's title as a link, its opening paragraph below it."""
     items = "\n".join(
         f'<li><a href="{html.escape(page.name)}">{_inline_html(title)}</a>'
         f"<p>{_inline_html(purpose)}</p></li>"
         for page, (title, purpose) in zip(pages, summaries)
     )
+    words = INDEX_TEXT[lang]
     index = out / "index.html"
     index.write_text(
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>\n"
-        "<title>Handouts: Build a Transformer</title>\n"
+        f"<!DOCTYPE html>\n<html lang='{HTML_LANG[lang]}'><head><meta charset='utf-8'>\n"
+        f"<title>{words['title']}</title>\n"
         f"<style>{INDEX_CSS}</style></head>\n<body>\n"
-        "<h1>Build a Transformer, one notebook at a time: handouts</h1>\n"
-        "<p>Each page is a notebook with the outputs it had when it was saved. Widgets run "
-        "only in JupyterLab; here each is a note followed by what it last showed.</p>\n"
+        f"<h1>{words['heading']}</h1>\n<p>{words['intro']}</p>\n"
         f"<ul>\n{items}\n</ul>\n</body></html>\n",
         encoding="utf-8",
     )
     return index
 
 
-def build(notebooks: list[Path], out: Path) -> list[Path]:
-    """Build one page per notebook, the MathJax copy and an index into ``out``."""
+def build(notebooks: list[Path], out: Path, lang: str = "en") -> list[Path]:
+    """Build one page per notebook, the MathJax copy and an index into ``out``, with the
+    notes and the index in ``lang`` (en or zh_CN: the edition's language)."""
     out.mkdir(parents=True, exist_ok=True)
     copy_mathjax(out)
-    html_exporter = exporter()
-    pages = [build_page(nb, out, html_exporter) for nb in notebooks]
+    html_exporter = exporter(lang)
+    pages = [build_page(nb, out, html_exporter, lang) for nb in notebooks]
     summaries = [notebook_summary(nbformat.read(nb, as_version=4), nb.stem) for nb in notebooks]
-    build_index(pages, summaries, out)
+    build_index(pages, summaries, out, lang)
     return pages
 
 
@@ -262,13 +289,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", type=Path, default=Path("notebooks"), help="notebook folder")
     parser.add_argument("--out", type=Path, default=Path("handouts"), help="output folder")
+    parser.add_argument(
+        "--lang", choices=sorted(NOTES), default="en", help="the edition's language"
+    )
     parser.add_argument("notebooks", nargs="*", type=Path, help="only these notebooks")
     args = parser.parse_args(argv)
     notebooks = args.notebooks or sorted(args.src.glob("*.ipynb"))
     if not notebooks:
         print(f"No notebooks in {args.src}/", file=sys.stderr)
         return 1
-    for page in build(notebooks, args.out):
+    for page in build(notebooks, args.out, args.lang):
         print(f"wrote {page}")
     print(f"Open {args.out / 'index.html'} in a browser (keep {args.out}/ together).")
     return 0
