@@ -72,9 +72,12 @@ def main(argv: list[str] | None = None) -> None:
     config = recipe_config(len(src_vocab), len(tgt_vocab))  # notebook 07's model
 
     runs = {}
-    for name, cls in (("transformer_lib", Transformer), ("nn.Transformer", TorchTransformer)):
+    for name in ("transformer_lib", "nn.Transformer"):
         torch.manual_seed(args.seed)
-        model = cls(config).to(device)
+        model = Transformer(config)
+        if name == "nn.Transformer":  # with the same embeddings and output layer
+            model = TorchTransformer(config, model)
+        model = model.to(device)
         optimizer = make_optimizer(model)
         scheduler = make_scheduler(optimizer, config.d_model, args.warmup, peak_lr=args.peak_lr)
         runs[name] = {

@@ -5,6 +5,7 @@ import torch
 from torch import nn
 
 from transformer_lib import masks
+from transformer_lib import model as model_module
 from transformer_lib.attention import AttentionWeights, MultiHeadAttention
 from transformer_lib.config import TransformerConfig
 from transformer_lib.contract import check_model
@@ -145,7 +146,7 @@ def test_stock_torch_transformer_states_the_contract_and_decodes(model):
     torch.manual_seed(0)
     ours = model()
     torch.manual_seed(0)
-    theirs = TorchTransformer(ours.config).eval()
+    theirs = TorchTransformer(ours.config, Transformer(ours.config)).eval()
     assert isinstance(theirs.decoder.norm, nn.LayerNorm)  # nn.Transformer's final norms
     torch.testing.assert_close(theirs.src_embed.embedding.weight, ours.src_embed.embedding.weight)
     check_model("model", theirs)
@@ -153,6 +154,19 @@ def test_stock_torch_transformer_states_the_contract_and_decodes(model):
     src, _ = _batch()
     tokens, _ = greedy_decode(TorchTransformer.from_model(ours), src, max_len=6)
     torch.testing.assert_close(tokens, greedy_decode(ours, src, max_len=6)[0])
+
+
+def test_stock_torch_transformer_builds_none_of_our_stacks(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("built one of our stacks")
+
+    monkeypatch.setattr(model_module.Encoder, "__init__", refuse)
+    monkeypatch.setattr(model_module.Decoder, "__init__", refuse)
+    config = TransformerConfig.small(V, d_model=D, n_heads=H, d_ff=32, tie_output=True)
+    theirs = TorchTransformer(config)
+    assert theirs.output.weight is theirs.tgt_embed.embedding.weight  # tied as ours
+    src, tgt = _batch()
+    assert theirs(src, tgt).shape == (B, T, V)
 
 
 def test_attention_copy_round_trip():

@@ -130,6 +130,27 @@ class Decoder(nn.Module):
         return self.norm(x)
 
 
+def embeddings(config: TransformerConfig) -> tuple[TokenEmbedding, TokenEmbedding, nn.Module]:
+    """The source and target token embeddings (one module when the config shares them)
+    and the positional encoding, in the order ``Transformer`` builds them."""
+    c = config
+    src_embed = TokenEmbedding(c.src_vocab_size, c.d_model)
+    # §3.4: "we share the same weight matrix between the two embedding layers
+    # and the pre-softmax linear transformation"
+    tgt_embed = src_embed if c.share_embeddings else TokenEmbedding(c.tgt_vocab_size, c.d_model)
+    return (
+        src_embed,
+        tgt_embed,
+        PositionalEncoding(c.d_model, c.max_len, c.dropout, c.learned_positions),
+    )
+
+
+def tie_output(model: nn.Module, config: TransformerConfig) -> None:
+    """Tie ``model.output``'s matrix to the target embedding's when the config says so."""
+    if config.tie_output:
+        model.output.weight = model.tgt_embed.embedding.weight
+
+
 class Transformer(ModelContract):
     """Embeddings + positions, encoder, decoder, and a linear layer to logits.
 
@@ -151,19 +172,12 @@ class Transformer(ModelContract):
                 "A model without an encoder is transformer_lib.LanguageModel (notebook 09).",
             )
         self.config = c = config
-        self.src_embed = TokenEmbedding(c.src_vocab_size, c.d_model)
-        # §3.4: "we share the same weight matrix between the two embedding layers
-        # and the pre-softmax linear transformation"
-        self.tgt_embed = (
-            self.src_embed if c.share_embeddings else TokenEmbedding(c.tgt_vocab_size, c.d_model)
-        )
-        self.positional = PositionalEncoding(c.d_model, c.max_len, c.dropout, c.learned_positions)
+        self.src_embed, self.tgt_embed, self.positional = embeddings(c)
         self.encoder = Encoder(c)
         self.decoder = Decoder(c)
         self.output = nn.Linear(c.d_model, c.tgt_vocab_size)
         init_parameters(self, c)
-        if c.tie_output:
-            self.output.weight = self.tgt_embed.embedding.weight
+        tie_output(self, c)
 
     def encode(
         self,

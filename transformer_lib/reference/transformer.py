@@ -20,7 +20,14 @@ from transformer_lib.attention import AttentionWeights
 from transformer_lib.config import TransformerConfig
 from transformer_lib.contract import ModelContract
 from transformer_lib.masks import causal_mask, padding_mask
-from transformer_lib.model import Decoder, Encoder, Transformer
+from transformer_lib.model import (
+    Decoder,
+    Encoder,
+    Transformer,
+    embeddings,
+    init_parameters,
+    tie_output,
+)
 from transformer_lib.reference.layers import (
     to_torch_attn_mask,
     to_torch_decoder_layer,
@@ -88,16 +95,31 @@ def _torch_decoder(ours: Decoder) -> nn.TransformerDecoder:
     return theirs
 
 
+class _Ends(nn.Module):
+    """What ``TorchTransformer`` takes of our model: the token embeddings, the positional
+    encoding and the output layer, started (and shared, tied) as ``Transformer`` starts
+    them."""
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.src_embed, self.tgt_embed, self.positional = embeddings(config)
+        self.output = nn.Linear(config.d_model, config.tgt_vocab_size)
+        init_parameters(self, config)
+        tie_output(self, config)
+
+
 class TorchTransformer(ModelContract):
     """``nn.Transformer``'s two stacks between our embeddings, positional encoding and
     output layer, with the contract and calling convention of ``model.Transformer``
     (our masks, ``AttentionWeights``, ``pad_id``, ``max_len``, vocabulary sizes).
 
     ``TorchTransformer(config)`` is stock ``nn.Transformer`` (its initialisation, final
-    LayerNorms, attention dropout), what the benchmarks compare against; it keeps the
-    non-stack modules of a ``Transformer(config)`` built first (and drops its stacks), so
-    with the same seed both start from identical ones. ``from_model`` mirrors one of our
-    models exactly. Its ``forward`` is the contract's (``ModelContract.forward``).
+    LayerNorms, attention dropout), what the benchmarks compare against, between our
+    embeddings and output layer built for it alone. ``TorchTransformer(config,
+    Transformer(config))`` takes them from one of our models instead, so that with the same
+    seed both start from identical ones (the studies compare that way). ``from_model``
+    mirrors one of our models exactly. Its ``forward`` is the contract's
+    (``ModelContract.forward``).
 
     Shapes: src (B, S), tgt (B, T) -> logits (B, T, V).
     """
@@ -110,13 +132,13 @@ class TorchTransformer(ModelContract):
         decoder: nn.TransformerDecoder | None = None,
     ) -> None:
         """``base`` (a ``Transformer``, or a module holding only these four) lends its
-        ``src_embed``, ``tgt_embed``, ``positional`` and ``output``; by default they come
-        from a new ``Transformer(config)``: its weights start after its stacks' draws, so
-        building it is what makes seed s give the same ones. ``encoder``/``decoder``
-        replace ``nn.Transformer(config)``'s stacks."""
+        ``src_embed``, ``tgt_embed``, ``positional`` and ``output``; by default they are
+        built for this model alone. (A ``Transformer`` draws them between its stacks'
+        weights, so only a whole one built with seed s has seed s's embeddings.)
+        ``encoder``/``decoder`` replace ``nn.Transformer(config)``'s stacks."""
         super().__init__()
         self.config = c = config
-        base = Transformer(config) if base is None else base
+        base = _Ends(config) if base is None else base
         self.src_embed, self.tgt_embed = base.src_embed, base.tgt_embed
         self.positional, self.output = base.positional, base.output
         if encoder is None or decoder is None:

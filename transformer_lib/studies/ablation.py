@@ -139,7 +139,9 @@ def train_variant(
     recipe = replace(RECIPE, **variant.get("train", {}), steps=max(eval_at))
     config = corpus.config(**variant.get("config", {}))
     torch.manual_seed(seed)
-    model = (TorchTransformer if variant.get("model") == "torch" else Transformer)(config)
+    model = Transformer(config)
+    if variant.get("model") == "torch":  # the same embeddings as the other variants' for a seed
+        model = TorchTransformer(config, model)
     pairs = corpus.train_pairs(recipe.joined)
     return train_and_score(name, seed, model.to(device), pairs, recipe, eval_at, corpus.scores)
 
