@@ -14,12 +14,18 @@ from transformer_lib import masks
 from transformer_lib.config import TransformerConfig
 from transformer_lib.data import collate
 from transformer_lib.exercises import ch09_language_model as ch09
+from transformer_lib.exercises import ch09_prompt_loss as ch09_prompt
+from transformer_lib.exercises import ch09_sampling
 from transformer_lib.exercises._core import ExerciseFailed
 from transformer_lib.language_model import LanguageModel, language_model_batches, sample_next
 from transformer_lib.lm_translation import LanguageModelTranslator
 from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID
 
-CHECKS = [getattr(ch09, name) for name in ch09.__all__]
+CHECKS = [
+    getattr(module, name)
+    for module in (ch09, ch09_prompt, ch09_sampling)
+    for name in module.__all__
+]
 CATALOGUE = [(check, index, m) for check in CHECKS for index, m in enumerate(check.mistakes)]
 
 
@@ -55,14 +61,14 @@ CORRECT = [
         ch09.check_next_token_targets,
         lambda s: [s.narrow(1, 0, s.size(1) - 1), s.narrow(1, 1, s.size(1) - 1)],
     ),
-    (ch09.check_prompt_loss_mask, prompt_masked_in_a_loop),
+    (ch09_prompt.check_prompt_loss_mask, prompt_masked_in_a_loop),
     (
-        ch09.check_prompt_loss_mask,
+        ch09_prompt.check_prompt_loss_mask,
         lambda t, n, p: torch.where(torch.arange(t.size(1)) < n[:, None], p, t),
     ),
-    (ch09.check_next_token_distribution, distribution_by_scatter),
+    (ch09_sampling.check_next_token_distribution, distribution_by_scatter),
     (
-        ch09.check_next_token_distribution,
+        ch09_sampling.check_next_token_distribution,
         lambda z, t, k: F.softmax(
             z / t
             if k is None
@@ -151,10 +157,10 @@ def test_the_prompt_mask_scores_what_the_translator_scores():
         ignore_index=PAD_ID,
     )
     torch.testing.assert_close(
-        lm_loss(ch09.check_prompt_loss_mask.reference(targets, lengths, PAD_ID)), expected
+        lm_loss(ch09_prompt.check_prompt_loss_mask.reference(targets, lengths, PAD_ID)), expected
     )
     for off in (-1, 1):
-        masked = ch09._prompt_masked(targets, lengths, PAD_ID, off=off)
+        masked = ch09_prompt._prompt_masked(targets, lengths, PAD_ID, off=off)
         assert not torch.allclose(lm_loss(masked), expected)
 
 
@@ -162,7 +168,7 @@ def test_the_distribution_is_what_sample_next_draws_from():
     """sample_next's frequencies over many draws approach the reference's probabilities, and
     it never draws a token outside the top k."""
     logits = torch.randn(2, 6, generator=torch.Generator().manual_seed(3)) * 2
-    probs = ch09.check_next_token_distribution.reference(logits, 0.7, 3)
+    probs = ch09_sampling.check_next_token_distribution.reference(logits, 0.7, 3)
     draws = torch.stack(
         [
             sample_next(logits, 0.7, 3, generator=torch.Generator().manual_seed(i))
@@ -190,7 +196,9 @@ def test_a_wrong_answer_outside_the_catalogue_gets_a_sensible_message():
     with pytest.raises(
         ExerciseFailed, match=r"differs from the reference: .*softmax\(logits / temperature\)"
     ):
-        ch09.check_next_token_distribution(lambda z, t, k: ch09._distribution(z, t, k) * 0.9)
+        ch09_sampling.check_next_token_distribution(
+            lambda z, t, k: ch09_sampling._distribution(z, t, k) * 0.9
+        )
 
 
 def _mistake(check, words):
@@ -200,15 +208,15 @@ def _mistake(check, words):
 
 def test_the_top_k_mistakes_keep_the_number_of_tokens_their_hints_name():
     logits = torch.randn(3, 10, generator=torch.Generator().manual_seed(5))
-    check = ch09.check_next_token_distribution
+    check = ch09_sampling.check_next_token_distribution
     for words, kept in (("keep k + 1", 5), ("keep k - 1", 3)):
         assert (_mistake(check, words)(logits, 0.8, 4) > 0).sum(dim=-1).tolist() == [kept] * 3
     assert (check.reference(logits, 0.8, 4) > 0).sum(dim=-1).tolist() == [4] * 3
 
 
 def test_the_off_by_one_prompt_mistakes_mask_what_their_hints_say():
-    targets, lengths = ch09._prompted(0, PAD_ID)
-    check = ch09.check_prompt_loss_mask
+    targets, lengths = ch09_prompt._prompted(0, PAD_ID)
+    check = ch09_prompt.check_prompt_loss_mask
     for words, extra in (("one position too few", -1), ("one position too many", 1)):
         masked = _mistake(check, words)(targets, lengths, PAD_ID)
         prompt_pads = (masked[:, :6] == PAD_ID).sum(dim=1)  # every prompt is shorter than 6

@@ -23,7 +23,7 @@ student's cell cannot have replaced them; ``tools/nbgrader_metadata.py`` writes 
 ``make student`` replaces the solution with ``raise NotImplementedError(...)``, and the
 check then says "not implemented yet".
 
-Layout: one or more modules per notebook (``ch00_introduction`` ... ``ch08_what_matters``),
+Layout: one or more modules per notebook (``ch00_introduction`` ... ``ch09_sampling``),
 each check beside its catalogue; ``_core`` (declaring a check, calling the student's
 function, messages) and ``_compare`` (comparing results, naming a mistake) hold what they
 share; ``graded`` loads a check afresh for grading. ``CHAPTERS`` below names each
@@ -166,7 +166,7 @@ The checks, with the signature of the function they take (masks: bool, True = ma
                                     seed of ours above every seed of theirs, min(ours) >
                                     max(theirs).  Names: means compared, ranges merely touching
                                     (max > min), seeds compared pairwise, a tie counted as a win.
-09 language model (the mistakes each names: see ch09_language_model)
+09 language model (the mistakes each names: see the three ch09_* modules)
     check_decoder_only_mask(fn)     fn(tokens (B, L), pad_id) -> bool (B, 1, L, L): causal AND
                                     not padding (keys), as masks.target_mask.
     check_next_token_targets(fn)    fn(sequences (B, L), rows <bos> y <eos> then padding) ->
@@ -210,12 +210,9 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
     "ch07_length_penalty": ("check_length_penalty",),
     "ch07_evaluation": ("check_alignment_error_rate",),
     "ch08_what_matters": ("check_xavier_bound", "check_clearly_better"),
-    "ch09_language_model": (
-        "check_decoder_only_mask",
-        "check_next_token_targets",
-        "check_prompt_loss_mask",
-        "check_next_token_distribution",
-    ),
+    "ch09_language_model": ("check_decoder_only_mask", "check_next_token_targets"),
+    "ch09_prompt_loss": ("check_prompt_loss_mask",),
+    "ch09_sampling": ("check_next_token_distribution",),
 }
 _MODULE_OF = {check: module for module, checks in CHAPTERS.items() for check in checks}
 
