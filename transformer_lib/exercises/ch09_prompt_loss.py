@@ -63,16 +63,17 @@ def _prompted(seed: int, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
 PROMPT_LOSS_MASK_MISTAKES = (
     Mistake(
         N_(
-            "one position too few: the target at position n - 1 is <sep>, part of the prompt "
-            "(given, never asked for). Mask positions 0 .. n - 1: positions < "
-            "prompt_lengths[:, None]."
+            "one position too few: with n = prompt_lengths[b], the target at position n - 1 of "
+            "row b is <sep>, part of the prompt (given, never asked for). Mask positions "
+            "0 .. n - 1: positions < prompt_lengths[:, None]."
         ),
         partial(_prompt_masked, off=-1),
     ),
     Mistake(
         N_(
-            "one position too many: the target at position n is the first German token, the "
-            "first one the model must learn (from <sep>). Mask positions < n, not <= n."
+            "one position too many: with n = prompt_lengths[b], the target at position n of "
+            "row b is the first German token, the first one the model must learn (from <sep>). "
+            "Mask positions < n, not <= n."
         ),
         partial(_prompt_masked, off=1),
     ),
@@ -139,7 +140,7 @@ def check_prompt_loss_mask(fn: Callable) -> None:
         )
     _passed(
         N_(
-            "loss mask: the prompt's targets (x_2 … x_n and <sep>) are pad_id, so the loss "
-            "counts the answer alone, from its first word to <eos>."
+            "loss mask: the prompt's targets (the English after its first token, and <sep>) are "
+            "pad_id, so the loss counts the German alone, from its first token to <eos>."
         )
     )

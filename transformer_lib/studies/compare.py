@@ -83,8 +83,9 @@ class Verdict:
         return diffs[int(tail * (n - 1))], diffs[round((1 - tail) * (n - 1))]
 
     def sentence(self, ours: str, theirs: str, metric: str) -> str:
-        """The comparison in one sentence, in the course's language: the verdict, then
-        each side's mean [min-max] over seeds and the mean difference."""
+        """The comparison in one sentence, in the course's language: the verdict, then on
+        a line of their own (so that a narrow output area breaks no number) each side's mean
+        [min-max] over seeds and the mean difference."""
         digits = _digits(self.ours + self.theirs)
 
         def spread(values):
@@ -94,17 +95,17 @@ class Verdict:
         template = {
             BETTER: _(
                 "{ours} is better than {theirs} on {metric}: every seed of {ours} scored "
-                "better than every seed of {theirs} ({ours_spread} against {theirs_spread}, "
+                "better than every seed of {theirs}\n  ({ours_spread} against {theirs_spread}, "
                 "mean [min–max] over {seeds} seeds; mean difference {difference})."
             ),
             WORSE: _(
                 "{ours} is worse than {theirs} on {metric}: every seed of {ours} scored worse "
-                "than every seed of {theirs} ({ours_spread} against {theirs_spread}, mean "
+                "than every seed of {theirs}\n  ({ours_spread} against {theirs_spread}, mean "
                 "[min–max] over {seeds} seeds; mean difference {difference})."
             ),
             NO_DIFFERENCE: _(
                 "No difference shown between {ours} and {theirs} on {metric}: their seeds' "
-                "ranges overlap ({ours_spread} against {theirs_spread}, mean [min–max] over "
+                "ranges overlap\n  ({ours_spread} against {theirs_spread}, mean [min–max] over "
                 "{seeds} seeds; mean difference {difference})."
             ),
         }[self.verdict]
