@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from transformer_lib import decode
+from transformer_lib import beam, decode
 from transformer_lib.config import TransformerConfig
 from transformer_lib.contract import ModelContract
 from transformer_lib.decode import beam_search, greedy_decode, length_penalty
@@ -234,7 +234,7 @@ def test_the_early_stop_never_changes_the_output(alpha, monkeypatch, decoding_mo
         stopped = [
             beam_search(m, src, beam_size=beam_size, max_len=n, alpha=alpha) for m, src, n in runs
         ]
-        monkeypatch.setattr(decode, "_bound_met", _never_met)
+        monkeypatch.setattr(beam, "bound_met", _never_met)
         for (model, src, n), (tokens, scores) in zip(runs, stopped):
             full = beam_search(model, src, beam_size=beam_size, max_len=n, alpha=alpha)
             assert torch.equal(full[0], tokens) and torch.equal(full[1], scores)

@@ -2,9 +2,9 @@
 
 A search holds, for each of B sentences, K live hypotheses (their tokens and summed
 log-probabilities) and the K best finished ones (ranked by score / lp, the length penalty).
-Each step grows the live ones by one token (:func:`_grow`), files the candidates that end
-with ``<eos>`` among the finished (:func:`_keep_finished`) and lets the K best others live
-on (:func:`_keep_alive`); :func:`_bound_met` is the early stop and :func:`_best` the answer.
+Each step grows the live ones by one token (:func:`grow`), files the candidates that end
+with ``<eos>`` among the finished (:func:`keep_finished`) and lets the K best others live
+on (:func:`keep_alive`); :func:`bound_met` is the early stop and :func:`best` the answer.
 ``decode.beam_search`` runs the loop and explains the rules (tensor2tensor's).
 
 Shapes:
@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 
-def _beams(
+def beams(
     B: int, K: int, bos_id: int, pad_id: int, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The search's start: tokens (B*K, 1) all ``<bos>``; alive (B, K) log-probabilities,
@@ -33,7 +33,7 @@ def _beams(
     return tokens, alive, ended_tokens, ended, done
 
 
-def _grow(
+def grow(
     tokens: torch.Tensor, alive: torch.Tensor, log_probs: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The 2K best one-token extensions of each sentence's K live hypotheses, by
@@ -50,7 +50,7 @@ def _grow(
     return seqs, scores, parents
 
 
-def _keep_finished(
+def keep_finished(
     ended_tokens: torch.Tensor,
     ended: torch.Tensor,
     seqs: torch.Tensor,
@@ -75,7 +75,7 @@ def _keep_finished(
     return all_tokens.gather(1, index), all_scores.gather(1, best)
 
 
-def _keep_alive(
+def keep_alive(
     seqs: torch.Tensor, scores: torch.Tensor, parents: torch.Tensor, is_eos: torch.Tensor, K: int
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The K best candidates that did not end live on (there are K: see beam_search).
@@ -90,7 +90,7 @@ def _keep_alive(
     return tokens.flatten(0, 1), scores.gather(1, keep), parents.gather(1, keep).flatten()
 
 
-def _bound_met(ended: torch.Tensor, alive: torch.Tensor, best_lp: float) -> torch.Tensor:
+def bound_met(ended: torch.Tensor, alive: torch.Tensor, best_lp: float) -> torch.Tensor:
     """tensor2tensor's stop test, per sentence: some hypothesis has finished, and every kept
     finished one scores more than the best live one could ever reach (its log-probability
     / lp(max_len)). An empty source has no live hypothesis (-inf): done once it ended.
@@ -103,7 +103,7 @@ def _bound_met(ended: torch.Tensor, alive: torch.Tensor, best_lp: float) -> torc
     return finished.any(dim=1) & (worst_kept > reachable)
 
 
-def _best(
+def best(
     ended_tokens: torch.Tensor,
     ended: torch.Tensor,
     tokens: torch.Tensor,

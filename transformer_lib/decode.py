@@ -33,8 +33,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from transformer_lib import beam
 from transformer_lib._checks import check_alpha, check_int, check_output_length, check_tensor, fail
-from transformer_lib.beam import _beams, _best, _bound_met, _grow, _keep_alive, _keep_finished
 from transformer_lib.contract import check_model, eval_no_grad
 from transformer_lib.incremental import IncrementalDecoder
 from transformer_lib.masks import padding_mask
@@ -222,22 +222,22 @@ def beam_search(
         beam_mask = src_mask.repeat_interleave(K, dim=0)  # (B*K, 1, 1, S)
         stepper = _stepper(model, memory, beam_mask, cache)
         beam_empty = empty.repeat_interleave(K)  # (B,) -> (B*K,)
-        tokens, alive, ended_tokens, ended, done = _beams(B, K, bos_id, pad_id, src.device)
+        tokens, alive, ended_tokens, ended, done = beam.beams(B, K, bos_id, pad_id, src.device)
         best_lp = length_penalty(max_len, alpha)  # the largest lp a hypothesis can reach
         for length in range(1, max_len + 1):
             log_probs = _next_log_probs(
                 model, tokens, memory, beam_mask, (pad_id, bos_id), beam_empty, eos_id, stepper
             )
-            seqs, scores, parents = _grow(tokens, alive, log_probs)  # the 2K best candidates
+            seqs, scores, parents = beam.grow(tokens, alive, log_probs)  # the 2K best candidates
             is_eos = seqs[:, :, -1] == eos_id  # (B, 2K)
             lp = length_penalty(length, alpha)
-            ended_tokens, ended = _keep_finished(
+            ended_tokens, ended = beam.keep_finished(
                 ended_tokens, ended, seqs, scores, is_eos, lp, pad_id
             )
-            tokens, alive, rows = _keep_alive(seqs, scores, parents, is_eos, K)
+            tokens, alive, rows = beam.keep_alive(seqs, scores, parents, is_eos, K)
             if stepper is not None:
                 stepper.reorder(rows)  # each kept beam takes its parent's keys/values
-            done |= _bound_met(ended, alive, best_lp)
+            done |= beam.bound_met(ended, alive, best_lp)
             if bool(done.all()):  # one host sync per step, as in greedy_decode
                 break
-        return _best(ended_tokens, ended, tokens, alive / lp, done, pad_id)
+        return beam.best(ended_tokens, ended, tokens, alive / lp, done, pad_id)
