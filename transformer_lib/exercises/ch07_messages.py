@@ -16,6 +16,10 @@ __all__ = ["PRINTED"]
 
 PRINTED = (
     N_("restored: same config, vocabularies, step and weights"),
+    N_(
+        "the paper's base model as notebook 06 builds it (Table 3: 65M): "
+        "{base:,} parameters, {times:.0f} times as many"
+    ),
     N_("beam search changed {changed} of {total} translations"),
     N_("the model prefers beam search's output (it scores higher): not a search error"),
     N_(
