@@ -101,7 +101,7 @@ test-kernels: $(STAMP)
 
 install: $(STAMP)
 
-# The hub's proxy (deploy/, README "Teaching a class on JupyterHub"): npm's
+# The hub's proxy (deploy/INSTRUCTORS.md, "Teaching a class on JupyterHub"): npm's
 # configurable-http-proxy as deploy/package-lock.json pins it, in deploy/node_modules.
 # `make test` installs it where npm exists; without it, tests/test_hub.py skips and says so.
 hub-proxy: $(HUB_PROXY)

@@ -1,5 +1,5 @@
-"""A class on a real JupyterHub: hand out, submit, grade, return (README, "Teaching a class
-on JupyterHub").
+"""A class on a real JupyterHub: hand out, submit, grade, return (deploy/INSTRUCTORS.md,
+"Teaching a class on JupyterHub").
 
 The hub is deploy/jupyterhub_config.py as a class runs it, with test users, free ports on
 127.0.0.1 and a temporary exchange: JupyterHub from the course environment, npm's
@@ -8,7 +8,7 @@ the exchange's permissions are the real ones. Everyone acts through the hub's pr
 token the hub issued them: the instructor releases through the formgrader's API (what its
 buttons call), the students work through nbgrader's assignment list (what the Assignments
 tab calls), the contents API (what saving a notebook calls) and nbgitpuller's link. The
-instructor grades with the README's nbgrader commands, run as a terminal in their JupyterLab
+instructor grades with the guide's nbgrader commands, run as a terminal in their JupyterLab
 runs them (as that user, in their home, with their server's environment). Nothing is written
 into a user's files by the test itself.
 
@@ -224,9 +224,9 @@ def test_git_ignores_no_file_of_deploy():
 
 
 def readme_link() -> dict[str, str]:
-    """The nbgitpuller link the README hands a class, its query parsed (repo, branch,
-    urlpath)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The nbgitpuller link the instructor guide hands a class, its query parsed (repo,
+    branch, urlpath)."""
+    readme = (ROOT / "deploy" / "INSTRUCTORS.md").read_text(encoding="utf-8")
     (link,) = set(re.findall(r"https://[^\s`)>]+/hub/user-redirect/git-pull\?[^\s`)>]+", readme))
     return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(link).query))
 
@@ -239,13 +239,13 @@ def _git(cwd: Path, *args: str) -> str:
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory) -> tuple[Path, Path]:
-    """The student edition published as the README says: `make student`'s notebooks in a
+    """The student edition published as the guide says: `make student`'s notebooks in a
     repository of their own, pushed to a bare one named as the link's repository (GitHub's,
     in a class). The bare repository and the instructor's clone."""
     folder = tmp_path_factory.mktemp("published")
     link = readme_link()
     name = link["repo"].rstrip("/").rsplit("/", 1)[-1]
-    # `make student` builds all nine; the notebook the link opens and notebook 04 will do
+    # `make student` builds all ten; the notebook the link opens and notebook 04 will do
     course = folder / "notebooks"
     course.mkdir()
     for notebook in {Path(link["urlpath"]).name, f"{GRADED}.ipynb"}:
@@ -368,7 +368,7 @@ def place():
 
 @pytest.fixture(scope="module")
 def users(place):
-    """An instructor and two students, as local system users made the README's way (a home
+    """An instructor and two students, as local system users made the guide's way (a home
     that only its owner can enter); removed with their homes and processes afterwards."""
     suffix = secrets.token_hex(3)
     names = {role: f"{role}{suffix}" for role in ("teacher", "solver", "stubber")}
@@ -446,7 +446,7 @@ def hub(place, users):
     every server it started."""
     exchange = place / "exchange"
     exchange.mkdir()
-    exchange.chmod(0o1777)  # as the README makes /srv/nbgrader/exchange
+    exchange.chmod(0o1777)  # as the guide makes /srv/nbgrader/exchange
     override = place / "jupyter"
     override.mkdir()
     (override / "nbgrader_config.py").write_text(
@@ -553,7 +553,7 @@ def logged_in(hub, users) -> dict[str, User]:
 @pytest.mark.hub
 @pytest.mark.slow
 def test_a_class_on_jupyterhub(hub, logged_in, users, git_server):
-    """The README's link hands out the student edition; release notebook 04; one student
+    """The guide's link hands out the student edition; release notebook 04; one student
     solves it, one submits the stubs; collect, autograde, return feedback; each student
     reads their own feedback and cannot reach the other's."""
     start = time.monotonic()
@@ -589,7 +589,7 @@ def test_a_class_on_jupyterhub(hub, logged_in, users, git_server):
     for student in (solver, stubber):
         student.nbgrader("submit")
 
-    # The instructor, in a terminal of their JupyterLab (the README's commands): collect,
+    # The instructor, in a terminal of their JupyterLab (the guide's commands): collect,
     # autograde, feedback generated and released, once. Autograding notebook 04 takes
     # seconds: the test's cell limit replaces the course's 600 s, so that a cell without a
     # reply fails within minutes, named below.
@@ -644,7 +644,7 @@ def _fetch_feedback(student: User) -> tuple[str, str]:
 
 
 def _follow_the_readme_link(student: User, repo: str) -> None:
-    """The README's nbgitpuller link, its repository served here: the page it opens, then
+    """The guide's nbgitpuller link, its repository served here: the page it opens, then
     the pull that page runs (nbgitpuller's event stream), then the notebook it names."""
     query = {**readme_link(), "repo": repo}
     target = repo.rsplit("/", 1)[-1]

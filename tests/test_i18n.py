@@ -272,17 +272,21 @@ def test_the_glossary_names_renderings_to_avoid_and_the_check_finds_them():
     ]
 
 
+# Each Chinese document beside its English one: README.zh-CN.md, deploy/INSTRUCTORS.zh-CN.md, ...
+CHINESE_DOCUMENTS = sorted({*ROOT.glob("*.zh-CN.md"), *ROOT.glob("*/*.zh-CN.md")})
 CHINESE_TEXTS = [
     *(tool.catalogue_path(path, LANG) for path in ENGLISH),
     LIBRARY_PO,
-    ROOT / "README.zh-CN.md",
+    *CHINESE_DOCUMENTS,
 ]
 
 
-@pytest.mark.parametrize("path", CHINESE_TEXTS, ids=[p.stem for p in CHINESE_TEXTS])
+@pytest.mark.parametrize(
+    "path", CHINESE_TEXTS, ids=[str(p.relative_to(ROOT)) for p in CHINESE_TEXTS]
+)
 def test_the_chinese_edition_uses_no_rendering_the_glossary_avoids(path):
     """Every translation in a catalogue (Markdown, comments, the library's messages) and
-    README.zh-CN.md use the glossary's rendering, not one in its Avoid column."""
+    every Chinese document use the glossary's rendering, not one in its Avoid column."""
     if path.suffix == ".po":
         texts = [(m.context or m.id[:30], m.string) for m in tool.read_catalogue(path, LANG)]
     else:
@@ -333,7 +337,7 @@ def library_catalogue():
 def test_the_library_catalogue_holds_exactly_the_marked_messages():
     """A message marked with _() or N_() in the library, or printed with say() by an English
     notebook, but not in the catalogue (or one left there after its code went) fails;
-    refresh with `tools/i18n_notebooks.py library` (README)."""
+    refresh with `tools/i18n_notebooks.py library` (locale/README.md)."""
     marked = {m.id for m in tool.library_template(ENGLISH) if m.id}
     assert {
         message
@@ -464,14 +468,20 @@ def test_the_chinese_edition_speaks_chinese_wherever_it_is_opened(
     assert printed and all(CJK.search(line) for line in printed), printed
 
 
-# -- README.zh-CN.md ----------------------------------------------------------------------------
+# -- README.zh-CN.md and the other Chinese documents ----------------------------------------------
 
 
-def test_the_chinese_readme_has_every_section_command_code_name_and_number_of_the_english():
-    """README.zh-CN.md is a whole README, not a pointer to README.md: the same headings (level
-    and order), every line of code blocks (comments aside, they are translated), every inline
-    code span (commands, file names, settings) and the same numbers, no English prose, and no
-    sentence that sends the reader to README.md for the rest."""
+@pytest.mark.parametrize(
+    "chinese", CHINESE_DOCUMENTS, ids=[str(p.relative_to(ROOT)) for p in CHINESE_DOCUMENTS]
+)
+def test_the_chinese_readme_has_every_section_command_code_name_and_number_of_the_english(
+    chinese,
+):
+    """README.zh-CN.md (and each Chinese document: X.zh-CN.md beside X.md) is whole, not a
+    pointer to the English one: the same headings (level and order), every line of code
+    blocks (comments aside, they are translated), every inline code span (commands, file
+    names, settings) and the same numbers, no English prose, and no sentence that sends the
+    reader to the English edition for the rest."""
     fence = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
     names = "January February March April May June July August September October November December"
     months = rf"\b(?:{'|'.join(names.split())})\b"  # 25 November 2026: the 11 of 2026年11月25日
@@ -495,7 +505,8 @@ def test_the_chinese_readme_has_every_section_command_code_name_and_number_of_th
             "text": text,
         }
 
-    english, chinese = parts(ROOT / "README.md"), parts(ROOT / "README.zh-CN.md")
+    original = chinese.with_name(chinese.name.replace(".zh-CN.md", ".md"))
+    english, chinese = parts(original), parts(chinese)
     assert chinese["headings"] == english["headings"]
     assert sorted(english["code"] - chinese["code"]) == []
     assert sorted(english["spans"] - chinese["spans"]) == []
@@ -504,7 +515,7 @@ def test_the_chinese_readme_has_every_section_command_code_name_and_number_of_th
         sorted(chinese["numbers"] - english["numbers"]),
     ) == ([], [])
     assert english_prose(fence.sub("", chinese["text"])) == []
-    assert chinese["text"].count("](README.md)") == 1  # the link to the English edition, on top
+    assert chinese["text"].count(f"]({original.name})") == 1  # the English edition, on top
 
 
 # -- sentences a notebook prints ---------------------------------------------------------------
