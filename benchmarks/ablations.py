@@ -1,7 +1,7 @@
 """What matters in the toy translator: the paper's Table 3, asked again at toy scale.
 
 Every variant is notebook 07's translator with one thing changed (see
-``transformer_lib.studies.ablation``: ``RECIPE``, ``VARIANTS``, ``STUDIES``); each trains from
+``transformer_lib.teaching.studies.ablation``: ``RECIPE``, ``VARIANTS``, ``STUDIES``); each trains from
 scratch with several seeds (the seed sets the initial weights, dropout and the batch
 order; all variants see the same batches for a seed). At the steps of ``--eval-at`` each
 is scored on ``valid`` (greedy BLEU, and the AER of its last layer's cross-attention on
@@ -38,8 +38,9 @@ import torch
 matplotlib.use("Agg")  # files only, no window
 import matplotlib.pyplot as plt  # noqa: E402
 
-from transformer_lib import get_device, viz  # noqa: E402
-from transformer_lib.studies.ablation import (  # noqa: E402
+from transformer_lib import get_device
+from transformer_lib.teaching import viz  # noqa: E402
+from transformer_lib.teaching.studies.ablation import (  # noqa: E402
     BASE,
     FIELDS,
     STUDIES,

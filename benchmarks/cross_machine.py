@@ -43,7 +43,7 @@ FIELDS = ["asked", "kernels", "threads", "variant", "seed", "step", "loss", *MET
 
 
 def read(path: Path) -> list[dict]:
-    from transformer_lib.studies.ablation import read_rows
+    from transformer_lib.teaching.studies.ablation import read_rows
 
     rows = read_rows(path)
     for row in rows:
@@ -55,7 +55,7 @@ def train_here(path: Path, command: str) -> None:
     """Train what ``path`` lacks under this process's kernel set and thread count."""
     import torch
 
-    from transformer_lib.studies.ablation import Corpus, train_variant
+    from transformer_lib.teaching.studies.ablation import Corpus, train_variant
 
     threads = int(os.environ["OMP_NUM_THREADS"])
     torch.set_num_threads(threads)

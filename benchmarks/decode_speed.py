@@ -12,9 +12,9 @@ sentences of the test split. Runs of the two variants are interleaved, so machin
 hits both alike; we report medians, the ratio plain / cached, and check that both give the
 same tokens.
 
-A second table does the same for notebook 09's language model (``language_model.generate``,
+A second table does the same for notebook 09's language model (``inference.generation.generate``,
 greedy, ``cache=True`` against ``cache=False``): ``TransformerConfig.decoder_only`` with
-the joint vocabulary of both languages (``lm_translation.joint_vocab``), random weights,
+the joint vocabulary of both languages (``data.joint_vocab``), random weights,
 prompts that are the first ``--batch`` test sentences of at least ``--prompt`` tokens, cut
 to ``--prompt`` tokens and followed by ``<sep>``, and exactly ``--new-tokens`` new tokens
 each (no ``eos_id``: nothing ends early).
@@ -34,12 +34,20 @@ from functools import partial
 import torch
 
 from transformer_lib import TransformerConfig, get_device
-from transformer_lib.data import build_vocabs, collate, encode_pairs, load_split, tokenize
-from transformer_lib.decode import beam_search, greedy_decode
-from transformer_lib.language_model import LanguageModel, generate
-from transformer_lib.lm_translation import SEP, joint_vocab
-from transformer_lib.model import Transformer
-from transformer_lib.vocab import EOS_ID
+from transformer_lib.data import (
+    SEP,
+    build_vocabs,
+    collate,
+    encode_pairs,
+    joint_vocab,
+    load_split,
+    tokenize,
+)
+from transformer_lib.data.vocab import EOS_ID
+from transformer_lib.inference.decode import beam_search, greedy_decode
+from transformer_lib.inference.generation import generate
+from transformer_lib.model.language_model import LanguageModel
+from transformer_lib.model.transformer import Transformer
 
 from _common import print_peak_memory, timed  # benchmarks/ is not a package
 

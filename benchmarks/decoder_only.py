@@ -1,6 +1,6 @@
 """Does translation need the encoder? Notebook 07's translator against a decoder-only one.
 
-The variants are ``transformer_lib.studies.decoder_only.VARIANTS``: notebook 07's
+The variants are ``transformer_lib.teaching.studies.decoder_only.VARIANTS``: notebook 07's
 encoder-decoder, trained as ``benchmarks/ablations.py`` trains its base; a decoder-only
 ``LanguageModelTranslator`` ("English <sep> German") with notebook 07's widths and the
 layer count closest to its parameter count; and that model with one of GPT-2's choices
@@ -35,9 +35,9 @@ from pathlib import Path
 import torch
 
 from transformer_lib import get_device
-from transformer_lib.model import count_parameters
-from transformer_lib.studies import ablation, compare
-from transformer_lib.studies.decoder_only import (
+from transformer_lib.model.transformer import count_parameters
+from transformer_lib.teaching.studies import ablation, compare
+from transformer_lib.teaching.studies.decoder_only import (
     FIELDS,
     STUDIES,
     VARIANTS,

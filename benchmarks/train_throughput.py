@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from transformer_lib import Transformer, TransformerConfig, get_device
-from transformer_lib.reference import TorchTransformer
+from transformer_lib.model.reference import TorchTransformer
 
 from _common import print_peak_memory, timed  # benchmarks/ is not a package
 

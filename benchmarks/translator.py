@@ -32,11 +32,11 @@ from transformer_lib.data import (
     load_split,
     make_batches,
 )
-from transformer_lib.evaluate import evaluate_translations
-from transformer_lib.model import Transformer
-from transformer_lib.reference import TorchTransformer
-from transformer_lib.studies.ablation import RECIPE, recipe_config
+from transformer_lib.model.reference import TorchTransformer
+from transformer_lib.model.transformer import Transformer
+from transformer_lib.teaching.studies.ablation import RECIPE, recipe_config
 from transformer_lib.train import TrainState, make_optimizer, make_scheduler, train
+from transformer_lib.train.evaluate import evaluate_translations
 
 from _common import print_peak_memory  # benchmarks/ is not a package
 

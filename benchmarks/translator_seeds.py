@@ -38,11 +38,11 @@ from transformer_lib.data import (
     load_split,
     make_batches,
 )
-from transformer_lib.evaluate import bleu_confidence_interval, corpus_bleu
-from transformer_lib.model import Transformer
-from transformer_lib.studies.ablation import RECIPE, recipe_config
+from transformer_lib.inference.translate import translate
+from transformer_lib.model.transformer import Transformer
+from transformer_lib.teaching.studies.ablation import RECIPE, recipe_config
 from transformer_lib.train import TrainState, make_optimizer, make_scheduler, train
-from transformer_lib.translate import translate
+from transformer_lib.train.evaluate import bleu_confidence_interval, corpus_bleu
 
 from _common import ABOUT, ROOT, provenance, write_rows  # benchmarks/ is not a package
 

@@ -10,8 +10,8 @@ import torch  # noqa: E402
 
 from transformer_lib import Transformer, TransformerConfig  # noqa: E402
 from transformer_lib.data import Batch, collate  # noqa: E402
+from transformer_lib.data.vocab import EOS_ID, SPECIALS, Vocab  # noqa: E402
 from transformer_lib.train import make_optimizer, make_scheduler  # noqa: E402
-from transformer_lib.vocab import EOS_ID, SPECIALS, Vocab  # noqa: E402
 
 # The smallest model that still has every part: 2 heads, one encoder layer, and two
 # decoder layers so that "which layer" matters (playground, reference_attention).

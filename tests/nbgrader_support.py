@@ -16,7 +16,7 @@ import nbformat
 from notebook_runs import first_line
 
 from transformer_lib import i18n
-from transformer_lib.exercises._core import NOT_IMPLEMENTED
+from transformer_lib.teaching.exercises._core import NOT_IMPLEMENTED
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import nbgrader_metadata  # noqa: E402

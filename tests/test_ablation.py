@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from transformer_lib.studies import ablation
+from transformer_lib.teaching.studies import ablation
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 STORED = {"ablations.csv": ablation.STUDIES, "stack_study_d128.csv": None}

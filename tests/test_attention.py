@@ -2,9 +2,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from transformer_lib import masks
-from transformer_lib.attention import MultiHeadAttention, scaled_dot_product_attention
-from transformer_lib.reference import to_torch_attention, to_torch_padding_mask
+from transformer_lib.model import masks
+from transformer_lib.model.attention import (
+    MultiHeadAttention,
+    scaled_dot_product_attention,
+)
+from transformer_lib.model.reference import to_torch_attention, to_torch_padding_mask
 
 B, H, T, S, D = 2, 4, 5, 7, 16
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from transformer_lib.studies.ablation import FIELDS as ABLATION_FIELDS
+from transformer_lib.teaching.studies.ablation import FIELDS as ABLATION_FIELDS
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))

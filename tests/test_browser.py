@@ -498,7 +498,7 @@ def chinese_hint(monkeypatch) -> str:
     """The first line of what WRONG_ANSWER earns in Chinese, computed here."""
     import torch
 
-    from transformer_lib import exercises
+    from transformer_lib.teaching import exercises
 
     monkeypatch.setenv("COURSE_LANG", "zh_CN")
     with pytest.raises(exercises.ExerciseFailed) as failed:

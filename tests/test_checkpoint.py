@@ -1,4 +1,4 @@
-"""transformer_lib.checkpoint: safetensors + JSON checkpoints and an exact resume."""
+"""transformer_lib.train.checkpoint: safetensors + JSON checkpoints and an exact resume."""
 
 import json
 import random
@@ -8,9 +8,9 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_lib.checkpoint import load_checkpoint, resume, save_checkpoint
-from transformer_lib.checkpoint._files import content_sha256
 from transformer_lib.train import TrainState, train
+from transformer_lib.train.checkpoint import load_checkpoint, resume, save_checkpoint
+from transformer_lib.train.checkpoint._files import content_sha256
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -78,6 +78,7 @@ def test_checkpoint_round_trip_builds_the_model_from_its_config(
     ]
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt"]  # no temporary folders left
     meta = json.loads((path / "checkpoint.json").read_text())
+    assert meta["format"] == "transformer_lib.train.checkpoint/2"  # what earlier versions wrote
     assert meta["aliases"] == {
         "output.weight": "src_embed.embedding.weight",
         "tgt_embed.embedding.weight": "src_embed.embedding.weight",
@@ -125,7 +126,7 @@ def test_broken_checkpoints_give_clear_errors(tmp_path, fresh_training, tiny_mod
 
 def test_no_pickle_anywhere_in_the_library():
     sources = sorted(LIB.rglob("*.py"))  # subpackages (train/, checkpoint/, ...) included
-    assert LIB / "checkpoint" / "save_load.py" in sources
+    assert LIB / "train" / "checkpoint" / "save_load.py" in sources
     for source in sources:
         text = source.read_text()
         where = source.relative_to(LIB).as_posix()
@@ -228,7 +229,7 @@ def test_an_edited_checkpoint_json_is_rejected_and_a_format_1_one_still_loads(
         load_checkpoint(path)
     legacy = json.loads(text)  # written by the previous version: no checksum of its own
     del legacy["sha256"]
-    legacy["format"] = "transformer_lib.checkpoint/1"
+    legacy["format"] = "transformer_lib.train.checkpoint/1"  # a name on disk, not the module's
     (path / "checkpoint.json").write_text(json.dumps(legacy))
     assert load_checkpoint(path).state.step == 4
 

@@ -1,4 +1,4 @@
-"""transformer_lib.checkpoint across processes: two processes saving to one path, loads while
+"""transformer_lib.train.checkpoint across processes: two processes saving to one path, loads while
 another process saves, and saves killed (SIGKILL) at random moments.
 
 The tests start this file as a script in child processes (``_main``, at the end), which begin
@@ -21,8 +21,8 @@ import torch
 
 import transformer_lib
 from transformer_lib import Transformer, TransformerConfig
-from transformer_lib.checkpoint import load_checkpoint, save_checkpoint
 from transformer_lib.train import TrainState, make_optimizer
+from transformer_lib.train.checkpoint import load_checkpoint, save_checkpoint
 
 SECONDS = 2.0  # how long each child saves or loads
 OTHER = 1_000_000  # the second writer's first step (float32 holds both ranges exactly)

@@ -1,4 +1,4 @@
-"""transformer_lib.checkpoint on disk: interrupted saves, the path's name, the layout before
+"""transformer_lib.train.checkpoint on disk: interrupted saves, the path's name, the layout before
 LATEST, and a save folder removed while a load reads it.
 
 The tests run on two kinds of file system: ``posix``, and ``windows-like``, where renaming over
@@ -14,9 +14,9 @@ import time
 import pytest
 import torch
 
-from transformer_lib.checkpoint import load_checkpoint, resume, save_checkpoint
-from transformer_lib.checkpoint import save_load as save_load_module
 from transformer_lib.train import TrainState, make_optimizer
+from transformer_lib.train.checkpoint import load_checkpoint, resume, save_checkpoint
+from transformer_lib.train.checkpoint import save_load as save_load_module
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from transformer_lib.studies.compare import Verdict, clearly_better, compare
+from transformer_lib.teaching.studies.compare import Verdict, clearly_better, compare
 
 APART, LOW = [96.0, 97.0, 98.0], [90.0, 91.0, 92.0]
 OVERLAPPING = [91.5, 95.0, 99.0]  # higher mean than LOW's and APART's neighbours, ranges touch

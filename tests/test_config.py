@@ -3,8 +3,8 @@ import typing
 
 import pytest
 
-from transformer_lib import config as config_module
-from transformer_lib.config import TransformerConfig
+from transformer_lib.model import config as config_module
+from transformer_lib.model.config import TransformerConfig
 
 
 def test_defaults_are_the_paper_base_model():

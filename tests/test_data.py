@@ -1,5 +1,5 @@
 """Tests for the bundled corpus (transformer_lib/data/bundled/, made by data/generate.py) and
-transformer_lib.data / transformer_lib.vocab."""
+transformer_lib.data / transformer_lib.data.vocab."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer_lib import masks
 from transformer_lib.data import (
     DATA_DIR,
     SPLITS,
@@ -30,7 +29,8 @@ from transformer_lib.data import (
     parse_alignment,
     tokenize,
 )
-from transformer_lib.vocab import Vocab
+from transformer_lib.data.vocab import Vocab
+from transformer_lib.model import masks
 
 GENERATOR = Path(__file__).resolve().parents[1] / "data" / "generate.py"
 

@@ -1,17 +1,17 @@
-"""transformer_lib.decode: greedy search and beam search."""
+"""transformer_lib.inference.decode: greedy search and beam search."""
 
 import math
 
 import pytest
 import torch
 
-from transformer_lib import beam, decode
-from transformer_lib.config import TransformerConfig
-from transformer_lib.contract import ModelContract
-from transformer_lib.decode import beam_search, greedy_decode, length_penalty
-from transformer_lib.model import Transformer
-from transformer_lib.reference import TorchTransformer
-from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID
+from transformer_lib.data.vocab import BOS_ID, EOS_ID, PAD_ID
+from transformer_lib.inference import beam, decode
+from transformer_lib.inference.decode import beam_search, greedy_decode, length_penalty
+from transformer_lib.model.config import TransformerConfig
+from transformer_lib.model.contract import ModelContract
+from transformer_lib.model.reference import TorchTransformer
+from transformer_lib.model.transformer import Transformer
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer_lib.data import make_batches, tokenize
-from transformer_lib.lm_translation import SEP
-from transformer_lib.model import Transformer, count_parameters
-from transformer_lib.studies import ablation, compare
-from transformer_lib.studies import decoder_only as study
-from transformer_lib.translate import translate
-from transformer_lib.vocab import EOS_ID
+from transformer_lib.data import SEP, make_batches, tokenize
+from transformer_lib.data.vocab import EOS_ID
+from transformer_lib.inference.translate import translate
+from transformer_lib.model.transformer import Transformer, count_parameters
+from transformer_lib.teaching.studies import ablation, compare
+from transformer_lib.teaching.studies import decoder_only as study
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from transformer_lib import PositionalEncoding, Transformer, TransformerConfig
-from transformer_lib.layers import FeedForward
+from transformer_lib.model.layers import FeedForward
 
 
 def _dropouts(model: nn.Module) -> dict[str, nn.Module]:

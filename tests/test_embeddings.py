@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from transformer_lib.embeddings import (
+from transformer_lib.model.embeddings import (
     PositionalEncoding,
     TokenEmbedding,
     sinusoidal_positional_encoding,

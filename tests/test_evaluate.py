@@ -1,4 +1,4 @@
-"""transformer_lib.evaluate: BLEU, exact match, alignment error rate, attention alignments."""
+"""transformer_lib.train.evaluate: BLEU, exact match, alignment error rate, attention alignments."""
 
 import json
 import os
@@ -13,7 +13,8 @@ import torch
 from torch import nn
 
 from transformer_lib.data import Example
-from transformer_lib.evaluate import (
+from transformer_lib.data.vocab import Vocab
+from transformer_lib.train.evaluate import (
     alignment_error_rate,
     attention_alignment,
     bleu_confidence_interval,
@@ -23,7 +24,6 @@ from transformer_lib.evaluate import (
     paired_bootstrap,
     reference_attention,
 )
-from transformer_lib.vocab import Vocab
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -2,7 +2,7 @@
 hint, a stub says "not implemented yet", and the student never sees a library traceback.
 
 The right answers and the mistakes live beside each check (``check.reference``,
-``check.mistakes``: see ``transformer_lib/exercises/_core.py``); this file keeps no list of
+``check.mistakes``: see ``transformer_lib/teaching/exercises/_core.py``); this file keeps no list of
 its own. ``tests/test_exercises_ch*.py`` add other right answers and chapter details.
 """
 
@@ -18,10 +18,10 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from transformer_lib import exercises as ex  # noqa: E402
-from transformer_lib import masks  # noqa: E402
-from transformer_lib.attention import scaled_dot_product_attention  # noqa: E402
-from transformer_lib.exercises._core import MESSAGE_WIDTH, _seeded_call  # noqa: E402
+from transformer_lib.model import masks  # noqa: E402
+from transformer_lib.model.attention import scaled_dot_product_attention  # noqa: E402
+from transformer_lib.teaching import exercises as ex  # noqa: E402
+from transformer_lib.teaching.exercises._core import MESSAGE_WIDTH, _seeded_call  # noqa: E402
 
 ALL_CHECKS = [getattr(ex, name) for name in ex.__all__ if name.startswith("check_")]
 CATALOGUE = [

@@ -13,8 +13,8 @@ import torch
 import torch.nn.functional as F
 
 from transformer_lib import Transformer
-from transformer_lib import exercises as ex
-from transformer_lib.embeddings import sinusoidal_positional_encoding
+from transformer_lib.model.embeddings import sinusoidal_positional_encoding
+from transformer_lib.teaching import exercises as ex
 
 
 def shape_by_running_the_model(config, batch_size, src_len, tgt_len):

@@ -8,10 +8,10 @@ import math
 import pytest
 import torch
 
-from transformer_lib import exercises as ex
-from transformer_lib import masks
-from transformer_lib.attention import scaled_dot_product_attention
-from transformer_lib.exercises import ch03_attention, ch03_scaled_attention, ch04_padding
+from transformer_lib.model import masks
+from transformer_lib.model.attention import scaled_dot_product_attention
+from transformer_lib.teaching import exercises as ex
+from transformer_lib.teaching.exercises import ch03_attention, ch03_scaled_attention, ch04_padding
 
 
 def softmax(x, dim):

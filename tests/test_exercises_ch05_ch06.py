@@ -9,9 +9,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from transformer_lib import exercises as ex
-from transformer_lib.attention import MultiHeadAttention, scaled_dot_product_attention
-from transformer_lib.exercises.ch05_attention_layer import _Inline
+from transformer_lib.model.attention import (
+    MultiHeadAttention,
+    scaled_dot_product_attention,
+)
+from transformer_lib.teaching import exercises as ex
+from transformer_lib.teaching.exercises.ch05_attention_layer import _Inline
 
 
 def layer_norm(x, gamma, beta, eps=1e-5):

@@ -10,10 +10,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from transformer_lib import exercises as ex
-from transformer_lib.decode import beam_search, greedy_decode
-from transformer_lib.exercises.ch07_decoding import RuleTranslator
-from transformer_lib.masks import padding_mask
+from transformer_lib.inference.decode import beam_search, greedy_decode
+from transformer_lib.model.masks import padding_mask
+from transformer_lib.teaching import exercises as ex
+from transformer_lib.teaching.exercises.ch07_decoding import RuleTranslator
 from transformer_lib.train import label_smoothed_cross_entropy, make_optimizer, make_scheduler
 
 

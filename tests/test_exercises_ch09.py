@@ -10,16 +10,17 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from transformer_lib import masks
-from transformer_lib.config import TransformerConfig
-from transformer_lib.data import collate
-from transformer_lib.exercises import ch09_language_model as ch09
-from transformer_lib.exercises import ch09_prompt_loss as ch09_prompt
-from transformer_lib.exercises import ch09_sampling
-from transformer_lib.exercises._core import ExerciseFailed
-from transformer_lib.language_model import LanguageModel, language_model_batches, sample_next
-from transformer_lib.lm_translation import LanguageModelTranslator
-from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID
+from transformer_lib.data import collate, language_model_batches
+from transformer_lib.data.vocab import BOS_ID, EOS_ID, PAD_ID
+from transformer_lib.inference.generation import sample_next
+from transformer_lib.model import masks
+from transformer_lib.model.config import TransformerConfig
+from transformer_lib.model.language_model import LanguageModel
+from transformer_lib.model.lm_translation import LanguageModelTranslator
+from transformer_lib.teaching.exercises import ch09_language_model as ch09
+from transformer_lib.teaching.exercises import ch09_prompt_loss as ch09_prompt
+from transformer_lib.teaching.exercises import ch09_sampling
+from transformer_lib.teaching.exercises._core import ExerciseFailed
 
 CHECKS = [
     getattr(module, name)

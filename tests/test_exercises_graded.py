@@ -1,4 +1,4 @@
-"""Graded cells run checks loaded afresh (transformer_lib/exercises/graded.py): a student's
+"""Graded cells run checks loaded afresh (transformer_lib/teaching/exercises/graded.py): a student's
 cell that replaced a check, the library's answer, the comparison or an entry of
 ``sys.modules`` fools a check the notebook can reach, but not the graded cell's; and the
 notebook's ``sys.modules`` is left as it was.
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-import transformer_lib.exercises as ex
-from transformer_lib import masks
-from transformer_lib.exercises import _compare, ch04_padding
+import transformer_lib.teaching.exercises as ex
+from transformer_lib.model import masks
+from transformer_lib.teaching.exercises import _compare, ch04_padding
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from nbgrader_metadata import GRADED_LOAD  # noqa: E402
@@ -112,9 +112,13 @@ def test_a_cheat_that_fools_a_check_the_notebook_reaches_does_not_fool_the_grade
         run_cell(GRADED_CELL, namespace)
 
 
-@pytest.mark.filterwarnings("ignore:'transformer_lib.exercises.graded' found in sys.modules")
+@pytest.mark.filterwarnings(
+    "ignore:'transformer_lib.teaching.exercises.graded' found in sys.modules"
+)
 @pytest.mark.parametrize(
-    "name", ["transformer_lib.exercises.graded", "transformer_lib.exercises"], ids=["graded", "pkg"]
+    "name",
+    ["transformer_lib.teaching.exercises.graded", "transformer_lib.teaching.exercises"],
+    ids=["graded", "pkg"],
 )
 def test_a_fake_module_where_the_graded_cell_looks_fails_the_cell(name, monkeypatch):
     fake = _fake("fake", exercises=types.SimpleNamespace(check_padding_mask=passes))
@@ -125,7 +129,7 @@ def test_a_fake_module_where_the_graded_cell_looks_fails_the_cell(name, monkeypa
 
 def test_the_students_function_cannot_reach_the_graded_copy_by_importing(monkeypatch):
     def cheating(tokens, pad_id):
-        import transformer_lib.exercises._compare as compare  # the notebook's, not the grader's
+        import transformer_lib.teaching.exercises._compare as compare  # the notebook's, not the grader's
 
         monkeypatch.setattr(compare, "_same_result", lambda *a: True)
         return inverted(tokens, pad_id)
@@ -136,7 +140,7 @@ def test_the_students_function_cannot_reach_the_graded_copy_by_importing(monkeyp
 
 
 def test_loading_afresh_puts_sys_modules_back_even_when_it_fails(tmp_path):
-    load_afresh = runpy.run_module("transformer_lib.exercises.graded")["load_afresh"]
+    load_afresh = runpy.run_module("transformer_lib.teaching.exercises.graded")["load_afresh"]
     before = ours()
     with pytest.raises(ImportError, match="is not in"):
         load_afresh(tmp_path)
@@ -144,7 +148,7 @@ def test_loading_afresh_puts_sys_modules_back_even_when_it_fails(tmp_path):
 
 
 def test_the_module_docstring_shows_the_graded_cell():
-    doc = runpy.run_module("transformer_lib.exercises.graded")["__doc__"]
+    doc = runpy.run_module("transformer_lib.teaching.exercises.graded")["__doc__"]
     assert all(line in doc for line in GRADED_CELL.splitlines() if line)
 
 
@@ -153,13 +157,15 @@ def test_the_module_docstring_shows_the_graded_cell():
 FIRST_NEEDED = {
     "transformer_lib.train": 7,  # the loss and the schedule (notebook 07), never the loop
     "transformer_lib.train.loop": None,
-    "transformer_lib.checkpoint": None,
-    "transformer_lib.evaluate": 7,  # the alignment error rate, never BLEU
-    "transformer_lib.evaluate.bleu": None,
-    "transformer_lib.decode": 7,
-    "transformer_lib.studies": 8,
-    "transformer_lib.data": None,
-    "transformer_lib.translate": None,
+    "transformer_lib.train.checkpoint": None,
+    "transformer_lib.train.evaluate": 7,  # the alignment error rate, never BLEU
+    "transformer_lib.train.evaluate.bleu": None,
+    "transformer_lib.inference.decode": 7,
+    "transformer_lib.teaching.studies": 8,
+    "transformer_lib.data.text": None,  # the vocabulary (data.vocab) only: no corpus, no batches
+    "transformer_lib.data.corpus": None,
+    "transformer_lib.data.batching": None,
+    "transformer_lib.inference.translate": None,
     "sacrebleu": None,
     "safetensors": None,
 }
@@ -167,7 +173,7 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("0[0
 LOADS = r"""
 import importlib.machinery, json, runpy, sys
 
-import transformer_lib.exercises  # as the notebook has it
+import transformer_lib.teaching.exercises  # as the notebook has it
 
 find_spec = importlib.machinery.PathFinder.find_spec.__func__
 found = set()
@@ -182,7 +188,7 @@ importlib.machinery.PathFinder.find_spec = classmethod(recording)
 loads = {}
 for notebook, checks in json.loads(sys.argv[1]).items():  # in the course's order
     found.clear()
-    exercises = runpy.run_module("transformer_lib.exercises.graded")["exercises"]
+    exercises = runpy.run_module("transformer_lib.teaching.exercises.graded")["exercises"]
     for check in checks:
         getattr(exercises, check)
     loads[notebook] = sorted(found)
@@ -222,7 +228,7 @@ def _within(module: str, package: str) -> bool:
 def test_a_graded_cell_loads_its_chapters_checks_not_the_whole_library(notebook, graded_loads):
     number = int(notebook.name[:2])
     loads = graded_loads[notebook.name]
-    assert f"transformer_lib.exercises.{_CHAPTER_OF[_checks_of(notebook)[0]]}" in loads
+    assert f"transformer_lib.teaching.exercises.{_CHAPTER_OF[_checks_of(notebook)[0]]}" in loads
     too_early = {
         module
         for module in loads

@@ -17,7 +17,7 @@ from babel.messages.extract import extract_from_dir
 from notebook_runs import execute
 
 from transformer_lib import i18n
-from transformer_lib.exercises._core import MESSAGE_WIDTH, wrap_message
+from transformer_lib.teaching.exercises._core import MESSAGE_WIDTH, wrap_message
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))

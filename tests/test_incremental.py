@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from transformer_lib import masks
-from transformer_lib.incremental import IncrementalDecoder
-from transformer_lib.reference import TorchTransformer
+from transformer_lib.inference.cache import IncrementalDecoder
+from transformer_lib.model import masks
+from transformer_lib.model.reference import TorchTransformer
 
 V = 10  # conftest's toy vocabularies
 SIZES = dict(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, max_len=20)

@@ -5,18 +5,14 @@ import pytest
 import torch
 
 from transformer_lib import LanguageModel, Transformer, TransformerConfig
-from transformer_lib.checkpoint import load_checkpoint
-from transformer_lib.decode import beam_search, greedy_decode
-from transformer_lib.language_model import (
-    IncrementalLanguageModel,
-    generate,
-    language_model_batches,
-    perplexity,
-    sample_next,
-)
-from transformer_lib.lm_translation import SEP, LanguageModelTranslator, joint_vocab
-from transformer_lib.reference import TorchLanguageModel
+from transformer_lib.data import SEP, joint_vocab, language_model_batches
+from transformer_lib.inference.decode import beam_search, greedy_decode
+from transformer_lib.inference.generation import IncrementalLanguageModel, generate, sample_next
+from transformer_lib.model.language_model import perplexity
+from transformer_lib.model.lm_translation import LanguageModelTranslator
+from transformer_lib.model.reference import TorchLanguageModel
 from transformer_lib.train import make_optimizer, train
+from transformer_lib.train.checkpoint import load_checkpoint
 from transformer_lib.train.loss import label_smoothed_cross_entropy
 
 V = 40

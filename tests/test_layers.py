@@ -2,10 +2,10 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_lib import masks
-from transformer_lib.attention import AttentionWeights, MultiHeadAttention
-from transformer_lib.layers import DecoderLayer, EncoderLayer, FeedForward
-from transformer_lib.reference import (
+from transformer_lib.model import masks
+from transformer_lib.model.attention import AttentionWeights, MultiHeadAttention
+from transformer_lib.model.layers import DecoderLayer, EncoderLayer, FeedForward
+from transformer_lib.model.reference import (
     to_torch_decoder_layer,
     to_torch_encoder_layer,
     to_torch_padding_mask,

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from transformer_lib import masks
+from transformer_lib.model import masks
 
 
 def test_padding_mask_marks_real_tokens_and_broadcasts():

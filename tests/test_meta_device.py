@@ -9,12 +9,13 @@ GPU each such read would make Python wait for the device; a step that runs here 
 import pytest
 import torch
 
-from transformer_lib import Transformer, TransformerConfig, masks
-from transformer_lib.decode import _next_log_probs
-from transformer_lib.incremental import IncrementalDecoder
+from transformer_lib import Transformer, TransformerConfig
+from transformer_lib.data.vocab import BOS_ID, EOS_ID, PAD_ID
+from transformer_lib.inference.cache import IncrementalDecoder
+from transformer_lib.inference.decode import _next_log_probs
+from transformer_lib.model import masks
 from transformer_lib.train import make_optimizer, make_scheduler
 from transformer_lib.train.loop import _backward, _loss
-from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID
 
 V = 50
 CONFIG = TransformerConfig.small(V, d_model=32, n_heads=4, d_ff=64, max_len=20)

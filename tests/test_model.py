@@ -2,12 +2,17 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_lib import _checks, masks
-from transformer_lib.attention import AttentionWeights, MultiHeadAttention
-from transformer_lib.config import TransformerConfig
-from transformer_lib.contract import ModelContract
-from transformer_lib.model import Transformer, count_parameters, init_parameters
-from transformer_lib.reference import TorchTransformer
+from transformer_lib import _checks
+from transformer_lib.model import masks
+from transformer_lib.model.attention import AttentionWeights, MultiHeadAttention
+from transformer_lib.model.config import TransformerConfig
+from transformer_lib.model.contract import ModelContract
+from transformer_lib.model.reference import TorchTransformer
+from transformer_lib.model.transformer import (
+    Transformer,
+    count_parameters,
+    init_parameters,
+)
 
 V = 10  # conftest's toy vocabularies
 SIZES = dict(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, max_len=20)
@@ -218,7 +223,7 @@ def test_model_learns_to_copy():
             lambda m: m(_tokens(2, 7), _tokens(2, 5), src_mask=torch.ones(2, 7)),
             TypeError,
             r"`src_mask` must be bool \(True = may attend\) broadcastable to \(B, 1, 1, S\)="
-            r"\(2, 1, 1, 7\); got float32 \(2, 7\)\. Build it with transformer_lib.masks",
+            r"\(2, 1, 1, 7\); got float32 \(2, 7\)\. Build it with transformer_lib.model.masks",
         ),
         (
             lambda m: m(_tokens(2, 7), _tokens(2, 5), tgt_mask=masks.causal_mask(4)),

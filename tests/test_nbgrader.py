@@ -34,7 +34,8 @@ from nbgrader_support import (
     unwrapped,
 )
 
-from transformer_lib import exercises, i18n
+from transformer_lib import i18n
+from transformer_lib.teaching import exercises
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools"
@@ -312,9 +313,9 @@ def test_the_chinese_edition_autogrades_with_feedback_in_chinese(zh_course, monk
 # Lines in a student's solution cell that make a stub pass a check the notebook can reach
 # (tests/test_exercises_graded.py shows such cheats working there).
 CHEATS = {
-    "check_causal_mask": "import sys\n\nimport transformer_lib.exercises\n\n"
-    'sys.modules["transformer_lib.exercises"].check_causal_mask = lambda *a, **k: None',
-    "check_padding_mask": "import transformer_lib.exercises as E\n\n"
+    "check_causal_mask": "import sys\n\nimport transformer_lib.teaching.exercises\n\n"
+    'sys.modules["transformer_lib.teaching.exercises"].check_causal_mask = lambda *a, **k: None',
+    "check_padding_mask": "import transformer_lib.teaching.exercises as E\n\n"
     "E.check_padding_mask = lambda *a, **k: None",
     "check_target_mask": "import types\n\n"
     "exercises = types.SimpleNamespace(check_target_mask=lambda *a, **k: None)",

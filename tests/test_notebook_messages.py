@@ -2,7 +2,7 @@
 catalogue: otherwise the Chinese edition prints it in English and no other test notices
 (both editions run the same code, and nbval compares each edition with its own run).
 The templates are marked for the catalogue in the library (e.g.
-``transformer_lib/exercises/ch07_messages.py``)."""
+``transformer_lib/teaching/exercises/ch07_messages.py``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Notebook definitions that mirror a library object must behave like it.
 
 A notebook may rebuild a concept from scratch to teach it. Such a cell carries the cell
-metadata ``"mirrors": "transformer_lib.<module>.<name>"``, is self-contained, and defines
-``<name>`` (or ``"transformer_lib.<module>.<name> as <other>"`` when the notebook's own
+metadata ``"mirrors": "transformer_lib.<layer>.<module>.<name>"``, is self-contained, and defines
+``<name>`` (or ``"transformer_lib.<layer>.<module>.<name> as <other>"`` when the notebook's own
 version has another name, so that it can sit beside the library's). tools/slide_metadata.py
 moves a first line ``# mirrors: ...`` there, so that slides do not show it.
 This test runs each such cell on its own and compares it with the library on seeded
@@ -20,10 +20,10 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_lib import masks
+from transformer_lib.model import masks
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-MIRRORS = re.compile(r"^transformer_lib\.(\w+)\.(\w+)(?: as (\w+))?$")
+MIRRORS = re.compile(r"^transformer_lib\.([\w.]+)\.(\w+)(?: as (\w+))?$")
 
 
 def _mirror_cells() -> list[tuple[str, str, str, str, str]]:

@@ -73,8 +73,8 @@ def test_the_course_widgets_send_nothing_on_the_shell_channel_while_their_cell_r
     monkeypatch.setattr(Session, "send", record)
     notebook = _notebook(
         "import torch\nfrom transformer_lib import Transformer, TransformerConfig, widgets\n"
-        "from transformer_lib.playground import translation_playground\n"
-        "from transformer_lib.vocab import SPECIALS, Vocab",
+        "from transformer_lib.teaching.playground import translation_playground\n"
+        "from transformer_lib.data.vocab import SPECIALS, Vocab",
         "display(widgets.pe_explorer_widget(d_model=16, max_len=20))",
         "display(widgets.attention_temperature_widget(torch.randn(4, 4), d_k=4))",
         "display(widgets.mask_builder_widget())",

@@ -1,12 +1,12 @@
-"""transformer_lib.playground: the translation playground, without a browser."""
+"""transformer_lib.teaching.playground: the translation playground, without a browser."""
 
 import ipywidgets
 import matplotlib.pyplot as plt
 import pytest
 
 from transformer_lib import Transformer
-from transformer_lib.playground import draw_translation, translation_playground, truecase
-from transformer_lib.vocab import SPECIALS, Vocab
+from transformer_lib.data.vocab import SPECIALS, Vocab
+from transformer_lib.teaching.playground import draw_translation, translation_playground, truecase
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")

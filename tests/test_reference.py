@@ -4,18 +4,18 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_lib import masks
-from transformer_lib import model as model_module
-from transformer_lib.attention import AttentionWeights, MultiHeadAttention
-from transformer_lib.config import TransformerConfig
-from transformer_lib.contract import check_model
-from transformer_lib.decode import greedy_decode
-from transformer_lib.model import Transformer, count_parameters
-from transformer_lib.reference import (
+from transformer_lib.inference.decode import greedy_decode
+from transformer_lib.model import masks
+from transformer_lib.model import transformer as model_module
+from transformer_lib.model.attention import AttentionWeights, MultiHeadAttention
+from transformer_lib.model.config import TransformerConfig
+from transformer_lib.model.contract import check_model
+from transformer_lib.model.reference import (
     TorchTransformer,
     copy_attention_from_torch,
     to_torch_attention,
 )
+from transformer_lib.model.transformer import Transformer, count_parameters
 
 B, S, T, D, H, V = 3, 7, 5, 16, 4, 10  # S != T; V: conftest's toy vocabularies
 

@@ -39,7 +39,9 @@ COURSE = notebook(
     markdown("# Title\n\nWhat this notebook does."),
     code("import torch"),
     markdown("## A section\n\nSome text."),
-    code("# mirrors: transformer_lib.masks.causal_mask as my_mask\ndef my_mask(n):\n    pass"),
+    code(
+        "# mirrors: transformer_lib.model.masks.causal_mask as my_mask\ndef my_mask(n):\n    pass"
+    ),
     code("# NBVAL_IGNORE_OUTPUT\nw = make_widget()\ndisplay(w)\nassert set(w.controls) == {'a'}"),
     markdown("## Exercises\n\n**Exercise 1.** Write `double`."),
     code("def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION"),
@@ -50,7 +52,7 @@ COURSE = notebook(
 
 def test_scaffolding_moves_to_tags_metadata_and_a_skipped_cell():
     cells = sm.with_slides(COURSE)["cells"]
-    assert cells[3]["metadata"]["mirrors"] == "transformer_lib.masks.causal_mask as my_mask"
+    assert cells[3]["metadata"]["mirrors"] == "transformer_lib.model.masks.causal_mask as my_mask"
     assert cells[3]["source"][0] == "def my_mask(n):\n"
     widget, checks = cells[4], cells[5]
     assert widget["metadata"]["tags"] == [sm.IGNORE_TAG]

@@ -16,7 +16,7 @@ import pytest
 from notebook_runs import execute
 
 from transformer_lib import i18n
-from transformer_lib.exercises._core import MESSAGE_WIDTH, NOT_IMPLEMENTED
+from transformer_lib.teaching.exercises._core import MESSAGE_WIDTH, NOT_IMPLEMENTED
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("nbgrader", reason="nbgrader is the `instructor` extra; `make` installs it")

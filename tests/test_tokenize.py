@@ -14,8 +14,8 @@ import unicodedata
 import pytest
 
 from transformer_lib.data import DATA_DIR, SPLITS, detokenize, read_tsv, tokenize
-from transformer_lib.evaluate import corpus_bleu
-from transformer_lib.vocab import SPECIALS
+from transformer_lib.data.vocab import SPECIALS
+from transformer_lib.train.evaluate import corpus_bleu
 
 NFC = "NFC"
 

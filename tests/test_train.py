@@ -15,6 +15,7 @@ from transformer_lib.train import (
     train,
     transformer_lr,
 )
+from transformer_lib.train.loop import _loss
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -23,21 +24,45 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 # -- loss --------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
 @pytest.mark.parametrize("epsilon", [0.0, 0.1, 0.3])
-def test_loss_equals_torch_cross_entropy_forward_and_backward(epsilon):
+def test_loss_equals_torch_cross_entropy_forward_and_backward(epsilon, reduction):
+    # train() computes the loss with F.cross_entropy; the taught one must be the same loss
     logits = torch.randn(3, 5, 7, requires_grad=True)
     target = torch.randint(1, 7, (3, 5))
     target[0, 3:] = 0  # padding
     target[2, 1:] = 0
-    ours = label_smoothed_cross_entropy(logits, target, epsilon, pad_id=0)
-    ours.backward()
-    grad_ours, logits.grad = logits.grad.clone(), None
+    ours = label_smoothed_cross_entropy(logits, target, epsilon, pad_id=0, reduction=reduction)
+    (grad_ours,) = torch.autograd.grad(ours, logits)
     theirs = F.cross_entropy(
-        logits.reshape(-1, 7), target.reshape(-1), ignore_index=0, label_smoothing=epsilon
+        logits.flatten(0, 1),
+        target.flatten(),
+        ignore_index=0,
+        label_smoothing=epsilon,
+        reduction=reduction,
     )
-    theirs.backward()
+    (grad_theirs,) = torch.autograd.grad(theirs, logits)
     torch.testing.assert_close(ours, theirs)
-    torch.testing.assert_close(grad_ours, logits.grad)
+    torch.testing.assert_close(grad_ours, grad_theirs)
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.1])
+def test_the_training_loss_is_the_taught_one(tiny_model, epsilon):
+    model = tiny_model(pad_id=1).eval()  # no dropout: both see the same logits
+    src, tgt_in, tgt_out = torch.randint(2, 10, (3, 3, 6)).unbind()  # ids 2..9
+    tgt_out[0, 4:] = tgt_out[2, 1:] = 1  # padding
+    loss_sum, n_tokens = _loss(model, [src, tgt_in], tgt_out, epsilon)
+    grads = torch.autograd.grad(loss_sum, list(model.parameters()))
+    taught = label_smoothed_cross_entropy(
+        model(src, tgt_in), tgt_out, epsilon, pad_id=1, reduction="sum"
+    )
+    taught_grads = torch.autograd.grad(taught, list(model.parameters()))
+    torch.testing.assert_close(loss_sum, taught)
+    for (name, _), grad, taught_grad in zip(model.named_parameters(), grads, taught_grads):
+        torch.testing.assert_close(grad, taught_grad, msg=name)
+    assert n_tokens == 18 - 2 - 5
+    with pytest.raises(ValueError, match=r"`label_smoothing` must be a float in \[0, 1\)"):
+        _loss(model, [src, tgt_in], tgt_out, 1.5)
 
 
 def test_loss_without_padding_sum_and_per_token():
@@ -180,7 +205,7 @@ def test_train_pads_with_the_models_pad_id(tiny_model, copy_batches):
 def test_a_nan_loss_stops_training_before_it_reaches_the_checkpoint(
     tmp_path, fresh_training, copy_batches
 ):
-    from transformer_lib.checkpoint import load_checkpoint
+    from transformer_lib.train.checkpoint import load_checkpoint
 
     model, optimizer, scheduler = fresh_training()
     calls = []
@@ -212,7 +237,7 @@ def test_a_nan_loss_stops_training_before_it_reaches_the_checkpoint(
 
 
 def test_weights_gone_non_finite_are_never_checkpointed(tmp_path, tiny_model, copy_batches):
-    from transformer_lib.checkpoint import load_checkpoint
+    from transformer_lib.train.checkpoint import load_checkpoint
 
     model = tiny_model()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)

@@ -1,11 +1,11 @@
-"""transformer_lib.translate: text in, text (and cross-attention) out."""
+"""transformer_lib.inference.translate: text in, text (and cross-attention) out."""
 
 import pytest
 import torch
 
 from transformer_lib import Transformer, TransformerConfig
-from transformer_lib.translate import Translation, translate, translate_detailed
-from transformer_lib.vocab import Vocab
+from transformer_lib.data.vocab import Vocab
+from transformer_lib.inference.translate import Translation, translate, translate_detailed
 
 # Tiny models gain nothing from a second thread (see conftest.one_thread).
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -73,7 +73,7 @@ def test_vocabularies_must_match_the_model(german_larger):
         translate(model, ["the dog."], tgt_vocab, src_vocab)
     with pytest.raises(ValueError, match=r"`tgt_vocab` must be .*=11 tokens; got 10 tokens\. Use"):
         translate(model, ["the dog."], src_vocab, src_vocab)
-    with pytest.raises(TypeError, match="`tgt_vocab` must be a transformer_lib.vocab.Vocab"):
+    with pytest.raises(TypeError, match="`tgt_vocab` must be a transformer_lib.data.vocab.Vocab"):
         translate(model, ["the dog."], src_vocab, tgt_vocab.tokens)
 
 

@@ -11,10 +11,10 @@ import torch  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from transformer_lib import viz  # noqa: E402
-from transformer_lib.config import TransformerConfig  # noqa: E402
-from transformer_lib.embeddings import sinusoidal_positional_encoding  # noqa: E402
-from transformer_lib.masks import causal_mask, padding_mask  # noqa: E402
+from transformer_lib.model.config import TransformerConfig  # noqa: E402
+from transformer_lib.model.embeddings import sinusoidal_positional_encoding  # noqa: E402
+from transformer_lib.model.masks import causal_mask, padding_mask  # noqa: E402
+from transformer_lib.teaching import viz  # noqa: E402
 
 QUERY = ["ich", "sehe", "den", "Hund"]
 KEYS = ["I", "see", "the", "dog", "<eos>"]

@@ -1,4 +1,4 @@
-"""transformer_lib.vocab: ids are checked, never truncated, and a malformed saved
+"""transformer_lib.data.vocab: ids are checked, never truncated, and a malformed saved
 vocabulary is a clear error. (Building, encoding and round trips: tests/test_data.py.)"""
 
 import json
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_lib.vocab import SPECIALS, Vocab
+from transformer_lib.data.vocab import SPECIALS, Vocab
 
 
 @pytest.fixture(scope="module")

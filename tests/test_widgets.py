@@ -10,9 +10,9 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from transformer_lib import widgets  # noqa: E402
-from transformer_lib.embeddings import sinusoidal_positional_encoding  # noqa: E402
-from transformer_lib.widgets import _common  # noqa: E402
+from transformer_lib.model.embeddings import sinusoidal_positional_encoding  # noqa: E402
+from transformer_lib.teaching import widgets  # noqa: E402
+from transformer_lib.teaching.widgets import _common  # noqa: E402
 
 TOKENS = ["the", "cat", "sat", "down"]
 

@@ -8,7 +8,7 @@ The next code cell (Markdown may come between) is its check, a call
 ``exercises.check_x(function)``: it becomes an *autograded test cell* worth one point,
 locked so that students cannot change it, and the tool puts the two lines of
 ``GRADED_LOAD`` before the call, which load the checks afresh from the library's files
-(``transformer_lib/exercises/graded.py``): a check that a student's cell replaced is not
+(``transformer_lib/teaching/exercises/graded.py``): a check that a student's cell replaced is not
 the one that grades. The solution cell's ``grade_id`` is the name of the function (or
 class) the check is given, and the check cell's is ``test_`` plus that name. Every other
 cell loses any nbgrader metadata it had.
@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-GRADED_LOAD = (  # the checks, loaded afresh: see transformer_lib/exercises/graded.py
+GRADED_LOAD = (  # the checks, loaded afresh: see transformer_lib/teaching/exercises/graded.py
     "import runpy\n"
     "\n"
-    'exercises = runpy.run_module("transformer_lib.exercises.graded")["exercises"]\n'
+    'exercises = runpy.run_module("transformer_lib.teaching.exercises.graded")["exercises"]\n'
 )
 SCHEMA_VERSION = 3  # nbgrader 0.9's cell metadata schema
 POINTS = 1

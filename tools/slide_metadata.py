@@ -6,7 +6,7 @@ Usage: python tools/slide_metadata.py [--check] [--report] [NOTEBOOK ...]
 
 Scaffolding (the tests read it from metadata, the audience never sees it):
 - a first line ``# NBVAL_IGNORE_OUTPUT`` becomes nbval's cell tag ``nbval-ignore-output``;
-- a first line ``# mirrors: transformer_lib.x.y [as Name]`` moves to the cell's metadata
+- a first line ``# mirrors: transformer_lib.x.y.z [as Name]`` moves to the cell's metadata
   ``mirrors`` (tests/test_notebook_mirrors.py reads it there);
 - ``assert ... .controls ...`` lines (nbval checks a widget's controls with them) move
   out of the widget's cell into a new code cell of their own, right after it, skipped;
@@ -51,7 +51,7 @@ from nbgrader_metadata import (  # noqa: E402
 DECK = "jupyterlab-slideshow"
 FONTS = "@deathbeds/jupyterlab-fonts"
 IGNORE_MARKER, IGNORE_TAG = "# NBVAL_IGNORE_OUTPUT", "nbval-ignore-output"
-MIRRORS = re.compile(r"^# mirrors: (transformer_lib\.\w+\.\w+(?: as \w+)?)\s*$")
+MIRRORS = re.compile(r"^# mirrors: (transformer_lib(?:\.\w+)+(?: as \w+)?)\s*$")
 CONTROLS = re.compile(r"^assert\b.*\.controls\b")
 SLIDE_START = re.compile(r"^(#{1,6} |\*\*Exercise)")
 

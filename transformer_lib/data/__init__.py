@@ -2,34 +2,20 @@
 
 Modules: ``text`` (tokenize/detokenize; its docstring says which text round-trips),
 ``corpus`` (sentence pairs, gold alignments, reading the tsv files; its docstring gives the
-file formats) and ``batching`` (vocabularies, ids, padded batches).
+file formats), ``batching`` (vocabularies, ids, padded batches, next-token batches) and
+``vocab`` (the token <-> id map; ``joint_vocab``: one vocabulary for translation as
+language modelling).
 
 Shapes:
     B batch, S source length, T target length (both padded to the longest in the batch).
 """
 
-from transformer_lib.data.batching import (
-    Batch,
-    build_vocabs,
-    collate,
-    concatenate_pairs,
-    encode_pairs,
-    make_batches,
-)
-from transformer_lib.data.corpus import (
-    DATA_DIR,
-    SPLITS,
-    Example,
-    alignment_matrix,
-    format_alignment,
-    load_split,
-    parse_alignment,
-    read_tsv,
-)
-from transformer_lib.data.text import detokenize, tokenize
-from transformer_lib.vocab import Vocab  # re-exported for convenience
+import importlib
 
 __all__ = [
+    "SEP",
+    "joint_vocab",
+    "language_model_batches",
     "DATA_DIR",
     "SPLITS",
     "Example",
@@ -48,3 +34,37 @@ __all__ = [
     "collate",
     "make_batches",
 ]
+
+
+# name -> the module that defines it
+_MODULE_OF = {
+    "Batch": "batching",
+    "build_vocabs": "batching",
+    "collate": "batching",
+    "concatenate_pairs": "batching",
+    "encode_pairs": "batching",
+    "language_model_batches": "batching",
+    "make_batches": "batching",
+    "DATA_DIR": "corpus",
+    "SPLITS": "corpus",
+    "Example": "corpus",
+    "alignment_matrix": "corpus",
+    "format_alignment": "corpus",
+    "load_split": "corpus",
+    "parse_alignment": "corpus",
+    "read_tsv": "corpus",
+    "detokenize": "text",
+    "tokenize": "text",
+    "SEP": "vocab",
+    "Vocab": "vocab",
+    "joint_vocab": "vocab",
+}
+
+
+def __getattr__(name: str):
+    """The names above, each imported from its module on first use (PEP 562): the
+    vocabulary alone (``data.vocab``, what decoding and the exercise checks need) loads
+    neither the corpus nor the batching."""
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module 'transformer_lib.data' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"transformer_lib.data.{_MODULE_OF[name]}"), name)

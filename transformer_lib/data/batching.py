@@ -12,12 +12,20 @@ from dataclasses import dataclass
 
 import torch
 
-from transformer_lib import masks
 from transformer_lib._checks import check_int, fail
 from transformer_lib.data.corpus import Example, tokenize
-from transformer_lib.vocab import BOS_ID, EOS_ID, PAD_ID, Vocab
+from transformer_lib.data.vocab import BOS_ID, EOS_ID, PAD_ID, Vocab
+from transformer_lib.model import masks
 
-__all__ = ["build_vocabs", "encode_pairs", "concatenate_pairs", "Batch", "collate", "make_batches"]
+__all__ = [
+    "build_vocabs",
+    "encode_pairs",
+    "concatenate_pairs",
+    "Batch",
+    "collate",
+    "make_batches",
+    "language_model_batches",
+]
 
 
 def build_vocabs(examples: Sequence[Example], min_freq: int = 1) -> tuple[Vocab, Vocab]:
@@ -189,3 +197,24 @@ def _split(
         groups[-1].append(k)
         longest = max(longest, size)
     return groups
+
+
+def language_model_batches(
+    sequences: Sequence[Sequence[int]],
+    max_tokens: int,
+    shuffle: bool = False,
+    seed: int = 0,
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Next-token batches: for each id sequence y, inputs ``<bos> y`` and targets
+    ``y <eos>`` (the inputs shifted by one), padded; ``max_tokens`` padded tokens per
+    batch at most, sequences of similar length together, shuffled by ``seed``.
+    ``train`` takes them as (inputs, targets) pairs.
+
+    Shapes: each batch (B, L) inputs, (B, L) targets.
+    """
+    if not isinstance(sequences, Sequence) or not sequences:
+        fail("sequences", "a non-empty list of id sequences", repr(sequences)[:80])
+    # make_batches' grouping and shuffling, each sequence as its own source
+    pairs = [(list(y), list(y)) for y in sequences]
+    batches = make_batches(pairs, max_tokens=max_tokens, shuffle=shuffle, seed=seed)
+    return [(batch.tgt_in, batch.tgt_out) for batch in batches]

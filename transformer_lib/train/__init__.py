@@ -3,17 +3,17 @@
 The loop takes a model with the contract of ``model.Transformer`` (``pad_id`` and
 ``forward(src, tgt_in) -> logits (B, T, V)``), reports progress through a callback and
 returns a history. Where a run stands is a :class:`TrainState`; writing it to disk and
-resuming from it is :mod:`transformer_lib.checkpoint`'s job.
+resuming from it is :mod:`transformer_lib.train.checkpoint`'s job.
 
 Shapes:
     B batch, S source length, T target length, V target vocabulary.
 
 Modules: ``loss`` (label smoothing), ``schedule`` (the learning rate and Adam), ``loop``
 (``train``) and ``progress`` (its timing, log and callback); ``TrainState`` lives in
-:mod:`transformer_lib.train_state`, below this package and ``checkpoint``.
+:mod:`transformer_lib.train.state`, below this package and ``checkpoint``.
 """
 
-from transformer_lib.train_state import TrainState
+from transformer_lib.train.state import TrainState
 
 __all__ = [
     "TrainState",

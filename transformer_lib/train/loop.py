@@ -12,15 +12,15 @@ from functools import partial
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.optim.lr_scheduler import LRScheduler
 
-from transformer_lib._checks import check_int, fail
-from transformer_lib.checkpoint import save_checkpoint
-from transformer_lib.language_model import LanguageModel, check_trainable
-from transformer_lib.train.loss import label_smoothed_cross_entropy
+from transformer_lib._checks import check_int, check_probability, fail
+from transformer_lib.model.language_model import LanguageModel, check_trainable
+from transformer_lib.train.checkpoint import save_checkpoint
 from transformer_lib.train.progress import Run
-from transformer_lib.train_state import TrainState
+from transformer_lib.train.state import TrainState
 
 __all__ = ["train"]
 
@@ -60,7 +60,7 @@ def train(
     stops the run with ``FloatingPointError`` and the last good checkpoint stays.
 
     A ``LanguageModel`` (notebook 09) trains the same way on (inputs, targets) batches
-    (``language_model.language_model_batches``).
+    (``data.language_model_batches``).
 
     Shapes: each batch has src (B, S), tgt_in (B, T), tgt_out (B, T); for a language
     model, inputs (B, L) and targets (B, L).
@@ -161,14 +161,23 @@ def _loss(
     targets: torch.Tensor,
     label_smoothing: float,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Summed label-smoothed loss of one batch and its number of real target tokens.
+    """Summed label-smoothed loss (§5.4) of one batch and its number of real target tokens.
+
+    PyTorch's fused ``F.cross_entropy`` computes it: ``loss.label_smoothed_cross_entropy``
+    is the same loss written out, as notebook 07 teaches it (tests/test_train.py shows the
+    two equal, values and gradients).
 
     Shapes: inputs [src (B, S), tgt_in (B, T)] or [inputs (B, L)], targets (B, T) or
     (B, L) -> scalar, scalar (int64).
     """
+    check_probability("label_smoothing", label_smoothing)
     logits = model(*inputs)  # (B, T, V)
-    loss_sum = label_smoothed_cross_entropy(
-        logits, targets, label_smoothing, model.pad_id, reduction="sum"
+    loss_sum = F.cross_entropy(
+        logits.flatten(0, 1).float(),  # (B·T, V)
+        targets.flatten(),  # (B·T,)
+        label_smoothing=label_smoothing,
+        ignore_index=model.pad_id,
+        reduction="sum",
     )
     return loss_sum, (targets != model.pad_id).sum()
 
@@ -180,11 +189,14 @@ def _backward(
     n_tokens: torch.Tensor,
     clip_norm: float | None,
 ) -> torch.Tensor:
-    """Gradients of the mean loss per token, clipped; returns their norm (a tensor: nothing
-    here waits for the device)."""
+    """Gradients of the mean loss per token, rescaled together so their global L2 norm is
+    at most ``clip_norm`` (None: left as they are); returns that norm before clipping (a
+    tensor: nothing here waits for the device)."""
     optimizer.zero_grad(set_to_none=True)
     (loss_sum / n_tokens.clamp(min=1)).backward()
-    return _clip(model, clip_norm)
+    # max_norm=inf only measures (scales by 1); nn.utils.get_total_norm needs torch >= 2.6
+    max_norm = math.inf if clip_norm is None else clip_norm
+    return nn.utils.clip_grad_norm_(model.parameters(), max_norm)
 
 
 _DIVERGED = "Lower the learning rate (factor) or check the data: a batch may contain only padding."
@@ -204,14 +216,6 @@ def _finite(
     if not math.isfinite(norm_value):
         fail("grad_norm", "finite", repr(norm_value), _DIVERGED, FloatingPointError)
     return n_tokens, norm_value
-
-
-def _clip(model: nn.Module, clip_norm: float | None) -> torch.Tensor:
-    """Rescale all gradients together so their global L2 norm is at most ``clip_norm``."""
-    params = [p for p in model.parameters() if p.grad is not None]
-    if clip_norm is None:
-        return torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params]))
-    return nn.utils.clip_grad_norm_(params, clip_norm)
 
 
 def _save_checkpoint(path, model, optimizer, scheduler, state: TrainState, vocabs) -> None:

@@ -1,4 +1,7 @@
-"""The label-smoothed cross-entropy loss of §5.4.
+"""The label-smoothed cross-entropy loss of §5.4, written out as notebook 07 teaches it.
+
+:func:`train` computes the same loss with PyTorch's fused ``F.cross_entropy(label_smoothing=ε,
+ignore_index=pad)``; tests/test_train.py holds the two equal, values and gradients.
 
 Shapes:
     B batch, T target length, V target vocabulary (N = B·T when flattened).

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import torch
 
-from transformer_lib.train_state import TrainState
+from transformer_lib.train.state import TrainState
 
 
 class Run:
