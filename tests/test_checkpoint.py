@@ -78,7 +78,7 @@ def test_checkpoint_round_trip_builds_the_model_from_its_config(
     ]
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt"]  # no temporary folders left
     meta = json.loads((path / "checkpoint.json").read_text())
-    assert meta["format"] == "transformer_lib.train.checkpoint/2"  # what earlier versions wrote
+    assert meta["format"] == "transformer_lib.checkpoint/2"  # what earlier versions wrote
     assert meta["aliases"] == {
         "output.weight": "src_embed.embedding.weight",
         "tgt_embed.embedding.weight": "src_embed.embedding.weight",
@@ -229,7 +229,7 @@ def test_an_edited_checkpoint_json_is_rejected_and_a_format_1_one_still_loads(
         load_checkpoint(path)
     legacy = json.loads(text)  # written by the previous version: no checksum of its own
     del legacy["sha256"]
-    legacy["format"] = "transformer_lib.train.checkpoint/1"  # a name on disk, not the module's
+    legacy["format"] = "transformer_lib.checkpoint/1"  # a name on disk, not the module's
     (path / "checkpoint.json").write_text(json.dumps(legacy))
     assert load_checkpoint(path).state.step == 4
 

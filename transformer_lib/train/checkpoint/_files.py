@@ -22,8 +22,8 @@ from transformer_lib.train.state import TrainState
 
 # The format tags are names on disk, not module paths: they stay when the package moves
 # (checkpoint/ became train/checkpoint/), or no earlier checkpoint would load.
-FORMAT = "transformer_lib.train.checkpoint/2"  # /2 adds the JSON's own checksum
-LEGACY_FORMAT = "transformer_lib.train.checkpoint/1"  # still loaded; its JSON is unchecked
+FORMAT = "transformer_lib.checkpoint/2"  # /2 adds the JSON's own checksum
+LEGACY_FORMAT = "transformer_lib.checkpoint/1"  # still loaded; its JSON is unchecked
 MODEL_FILE, TRAINING_FILE, META_FILE = (
     "model.safetensors",
     "training.safetensors",
