@@ -119,7 +119,7 @@ def test_broken_checkpoints_give_clear_errors(tmp_path, fresh_training, tiny_mod
     with pytest.raises(FileNotFoundError, match="saved without an optimizer"):
         resume(inference_only, model, optimizer)
     with pytest.raises(
-        TypeError, match=r"`model` must be a ModelContract \(transformer_lib.Transformer"
+        TypeError, match=r"`model` must be a CourseModel \(transformer_lib.Transformer"
     ):
         save_checkpoint(tmp_path / "linear", nn.Linear(2, 2))
 

@@ -11,7 +11,7 @@ import torch
 
 from transformer_lib.data import SEP, make_batches, tokenize
 from transformer_lib.data.vocab import EOS_ID
-from transformer_lib.inference.translate import translate
+from transformer_lib.inference.decode import greedy_decode
 from transformer_lib.model.transformer import Transformer, count_parameters
 from transformer_lib.teaching.studies import ablation, compare
 from transformer_lib.teaching.studies import decoder_only as study
@@ -102,13 +102,16 @@ def _never_ending(corpus, **changes) -> torch.nn.Module:
 
 
 def test_the_position_table_holds_the_longest_greedy_search(corpus):
-    """The longest `longer` sentence's search runs to 2·S + 10 tokens: the table holds it,
-    a table one position shorter does not."""
+    """The longest `longer` sentence's search runs to 2·S + 10 tokens: the table holds it;
+    a table one position shorter does not, and refuses that length before searching."""
     longest = max((ex[0] for ex in corpus.longer), key=lambda text: len(tokenize(text)))
-    translate(_never_ending(corpus), [longest], corpus.joint, corpus.joint)  # no error
+    src = torch.tensor([corpus.joint.encode(tokenize(longest))])  # (1, S)
+    full_length = 2 * src.size(1) + 10
+    tokens, _ = greedy_decode(_never_ending(corpus), src)  # the default max_len
+    assert tokens.size(1) == full_length
     short = _never_ending(corpus, max_len=corpus.lm_max_len - 1)
-    with pytest.raises(ValueError, match="`source \\+ target` must be at most max_len="):
-        translate(short, [longest], corpus.joint, corpus.joint)
+    with pytest.raises(ValueError, match="`max_len` must be at most the model's max_len="):
+        greedy_decode(short, src, max_len=full_length)
     assert corpus.joint[SEP] == short.sep_id
 
 

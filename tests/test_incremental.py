@@ -14,6 +14,7 @@ CONFIGS = {
     "pre-norm, final norm": dict(norm_first=True),
     "shared embeddings": dict(share_embeddings=True),
     "untied, learned positions": dict(tie_output=False, learned_positions=True),
+    "learned positions, GELU": dict(learned_positions=True, activation="gelu"),
 }
 
 
@@ -59,15 +60,35 @@ def test_a_step_out_of_turn_is_refused(tiny_model):
     model = tiny_model(**SIZES).eval()
     memory, src_mask, tgt = _padded_inputs(model)
     decoder = IncrementalDecoder(model, memory, src_mask)
+    decoder.step(tgt[:, :2])
+    with pytest.raises(ValueError, match=r"`tokens` must be the sequence of the last step and "
+                       r"at least one more token, > 2 positions; got 2 positions\. Start a new"):  # fmt: skip
+        decoder.step(tgt[:, :2])
+
+
+def test_a_step_with_other_rows_is_refused(tiny_model):
+    model = tiny_model(**SIZES).eval()
+    memory, src_mask, tgt = _padded_inputs(model)
+    decoder = IncrementalDecoder(model, memory, src_mask)
     decoder.step(tgt[:, :1])
-    with pytest.raises(ValueError, match=r"`tgt` must be the prefix of the last step plus one "
-                       r"token, 2 positions; got 3 positions\. Start a new"):  # fmt: skip
-        decoder.step(tgt[:, :3])
+    with pytest.raises(ValueError, match=r"`tokens` must be the 3 rows of the earlier steps; "
+                       r"got 2 rows\. Beam search changes rows with reorder\(\)"):  # fmt: skip
+        decoder.step(tgt[:2, :2])
+
+
+def test_several_new_tokens_in_one_step_equal_one_at_a_time(tiny_model):
+    model = tiny_model(**SIZES).eval()
+    with torch.no_grad():
+        memory, src_mask, tgt = _padded_inputs(model)
+        full = model.decode(tgt, memory, src_mask)
+        decoder = IncrementalDecoder(model, memory, src_mask)
+        decoder.step(tgt[:, :1])
+        torch.testing.assert_close(decoder.step(tgt[:, :4]), full[:, 3])
 
 
 def test_pytorchs_stacks_have_no_incremental_decoder(tiny_model):
     mirror = TorchTransformer.from_model(tiny_model(**SIZES))
     memory, src_mask, _ = _padded_inputs(mirror)
-    with pytest.raises(TypeError, match=r"`model` must be a transformer_lib.Transformer; "
-                       r"got TorchTransformer"):  # fmt: skip
+    with pytest.raises(TypeError, match=r"`model` must be a model with a cached step "
+                       r"\(generation_stack\); got TorchTransformer"):  # fmt: skip
         IncrementalDecoder(mirror, memory, src_mask)

@@ -3,11 +3,14 @@ training, and translation as language modelling."""
 
 import pytest
 import torch
+from test_reference import _with_grads_as_weights
 
 from transformer_lib import LanguageModel, Transformer, TransformerConfig
 from transformer_lib.data import SEP, joint_vocab, language_model_batches
+from transformer_lib.inference.cache import IncrementalDecoder
 from transformer_lib.inference.decode import beam_search, greedy_decode
-from transformer_lib.inference.generation import IncrementalLanguageModel, generate, sample_next
+from transformer_lib.inference.generation import generate, sample_next
+from transformer_lib.model.attention import AttentionWeights
 from transformer_lib.model.language_model import perplexity
 from transformer_lib.model.lm_translation import LanguageModelTranslator
 from transformer_lib.model.reference import TorchLanguageModel
@@ -42,15 +45,11 @@ def test_equal_to_torch_transformer_encoder_with_a_causal_mask(norm_first, activ
     torch.testing.assert_close(ours_out[real], theirs_out[real], rtol=1e-10, atol=1e-10)
     (ours_out[real] ** 2).sum().backward()
     (theirs_out[real] ** 2).sum().backward()
-    first, last = theirs.stack.layers[0], theirs.stack.layers[1]
-    pairs = [
-        (ours.embed.embedding.weight.grad, theirs.embed.embedding.weight.grad),
-        (ours.layers[0].self_attn.w_q.weight.grad, first.self_attn.in_proj_weight.grad[:32]),
-        (ours.layers[1].feed_forward.linear2.weight.grad, last.linear2.weight.grad),
-        (ours.layers[1].norm2.weight.grad, last.norm2.weight.grad),
-    ]
-    for a, b in pairs:
-        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-10)
+    # every parameter's gradient, mapped to PyTorch's parameters as the weights were
+    mirrored = dict(TorchLanguageModel.from_model(_with_grads_as_weights(ours)).named_parameters())
+    assert len(mirrored) == len(list(theirs.parameters())) > 20
+    for name, param in theirs.named_parameters():
+        torch.testing.assert_close(param.grad, mirrored[name], rtol=1e-9, atol=1e-10, msg=name)
 
 
 def test_a_position_never_reads_a_later_one():
@@ -81,7 +80,7 @@ def test_the_output_layer_is_the_embedding_when_tied():
 def test_the_cache_gives_the_plain_loops_logits_and_tokens(norm_first):
     model = small_model(norm_first=norm_first).eval()
     prompt = torch.randint(4, V, (2, 5), generator=torch.Generator().manual_seed(3))
-    cached = IncrementalLanguageModel(model)
+    cached = IncrementalDecoder(model)
     tokens = prompt
     with torch.no_grad():
         for _ in range(6):
@@ -126,7 +125,10 @@ def test_sample_next_keeps_only_the_top_k_and_sharpens_with_low_temperature():
     "change, name",
     [
         (dict(prompt=torch.zeros(1, 0, dtype=torch.long)), "prompt"),
-        (dict(prompt=torch.full((1, 25), 5)), "prompt"),
+        (
+            dict(prompt=torch.full((1, 25), 5)),
+            r"`prompt` must be at most max_len=24 positions long; got length 25",
+        ),
         (dict(prompt=torch.tensor([[5, V]])), "prompt"),
         (dict(prompt=torch.tensor([[5, 0]])), "prompt"),
         (dict(prompt=torch.tensor([[5.0, 6.0]])), "prompt"),
@@ -200,6 +202,53 @@ def test_the_translators_loss_is_the_language_models_loss_masked_on_the_prompt()
     lm_loss = label_smoothed_cross_entropy(model.language_model(sequence[:, :-1]), targets)
     ours = label_smoothed_cross_entropy(model(src, tgt_in), tgt_out)
     torch.testing.assert_close(ours, lm_loss)
+
+
+@pytest.mark.parametrize("beam_size, seed, eos_bias", [(1, 3, 1.8), (3, 1, 0.5)])
+def test_the_translators_cached_searches_give_the_plain_loops(beam_size, seed, eos_bias):
+    model, _ = translator(seed=seed)
+    # sources of different lengths: the rows' outputs start at different positions, and
+    # with <eos> likely the rows finish at different steps
+    src = torch.tensor([[4, 5, 6, 7], [7, 8, 0, 0], [9, 0, 0, 0]])
+    with torch.no_grad():
+        model.language_model.output.bias[3] = eos_bias  # <eos> likelier: rows end early
+    plain = beam_search(model, src, beam_size=beam_size, max_len=12, cache=False)
+    cached = beam_search(model, src, beam_size=beam_size, max_len=12, cache=True)
+    assert torch.equal(plain[0], cached[0])
+    torch.testing.assert_close(plain[1], cached[1])
+    lengths = (plain[0] != 0).sum(dim=1)
+    assert len(set(lengths.tolist())) > 1  # the rows did finish at different steps
+
+
+def test_the_translators_cache_equals_its_decode_at_every_step():
+    model, _ = translator(seed=1)
+    src = torch.tensor([[4, 5, 6, 7], [7, 8, 0, 0]])
+    tgt = torch.tensor([[2, 9, 10, 4, 5], [2, 8, 3, 0, 0]])  # row 1 finished: padding
+    with torch.no_grad():
+        full = model.decode(tgt, model.encode(src), None)  # (B, T, V)
+        decoder = IncrementalDecoder(model, model.encode(src))
+        for t in range(1, tgt.size(1) + 1):
+            step = decoder.step(tgt[:, :t])
+            torch.testing.assert_close(step[0], full[0, t - 1], rtol=1e-5, atol=1e-6)
+            if t <= 3:  # row 1's real tokens
+                torch.testing.assert_close(step[1], full[1, t - 1], rtol=1e-5, atol=1e-6)
+
+
+def test_the_translator_refuses_an_impossible_max_len_before_searching(monkeypatch):
+    model, _ = translator()
+    src = torch.full((1, 20), 4)  # 20 source tokens: 4 of the 24 positions are left
+    monkeypatch.setattr(model, "encode", lambda *a, **k: pytest.fail("the search started"))
+    for search in (greedy_decode, beam_search):
+        with pytest.raises(ValueError, match=r"`max_len` must be at most the model's max_len=4"):
+            search(model, src, max_len=5)
+
+
+def test_the_translator_names_attention_it_cannot_show():
+    model, vocab = translator()
+    src = torch.tensor([[4, 5, 6]])
+    with pytest.raises(ValueError, match=r"`attention` must be None: a decoder-only model has "
+                       r"no cross-attention to record"):  # fmt: skip
+        model(src, torch.tensor([[2, 9]]), attention=AttentionWeights())
 
 
 def test_the_searches_take_the_translator_and_bad_input_is_named():

@@ -223,7 +223,7 @@ def test_model_learns_to_copy():
             lambda m: m(_tokens(2, 7), _tokens(2, 5), src_mask=torch.ones(2, 7)),
             TypeError,
             r"`src_mask` must be bool \(True = may attend\) broadcastable to \(B, 1, 1, S\)="
-            r"\(2, 1, 1, 7\); got float32 \(2, 7\)\. Build it with transformer_lib.model.masks",
+            r"\(2, 1, 1, 7\); got float32 \(2, 7\)\. Build it with transformer_lib.masks",
         ),
         (
             lambda m: m(_tokens(2, 7), _tokens(2, 5), tgt_mask=masks.causal_mask(4)),

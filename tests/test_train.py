@@ -189,7 +189,7 @@ def test_train_stops_on_callback_epochs_and_accepts_tuples(fresh_training, copy_
     with pytest.raises(ValueError, match="`batches` must be a non-empty iterable"):
         train(model, [], optimizer, steps=1)
     with pytest.raises(
-        TypeError, match=r"`model` must be a ModelContract \(transformer_lib.Transformer"
+        TypeError, match=r"`model` must be a CourseModel \(transformer_lib.Transformer"
     ):
         train(nn.Linear(2, 2), tuples, optimizer, steps=1)
 

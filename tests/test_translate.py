@@ -73,7 +73,7 @@ def test_vocabularies_must_match_the_model(german_larger):
         translate(model, ["the dog."], tgt_vocab, src_vocab)
     with pytest.raises(ValueError, match=r"`tgt_vocab` must be .*=11 tokens; got 10 tokens\. Use"):
         translate(model, ["the dog."], src_vocab, src_vocab)
-    with pytest.raises(TypeError, match="`tgt_vocab` must be a transformer_lib.data.vocab.Vocab"):
+    with pytest.raises(TypeError, match="`tgt_vocab` must be a transformer_lib.vocab.Vocab"):
         translate(model, ["the dog."], src_vocab, tgt_vocab.tokens)
 
 

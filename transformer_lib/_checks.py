@@ -98,7 +98,7 @@ def check_mask(
     expected = f"bool (True = may attend) broadcastable to {letters}={tuple(shape)}"
     if not isinstance(mask, torch.Tensor):
         fail(name, expected, type(mask).__name__, error=TypeError)
-    hint = "Build it with transformer_lib.model.masks (padding_mask, causal_mask, target_mask)."
+    hint = "Build it with transformer_lib.masks (padding_mask, causal_mask, target_mask)."
     if mask.dtype != torch.bool:
         fail(name, expected, _describe(mask), hint, error=TypeError)
     try:

@@ -170,7 +170,7 @@ def check_vocabularies(model: object, src_vocab: object, tgt_vocab: object) -> N
     sizes = {"src_vocab": model.src_vocab_size, "tgt_vocab": model.tgt_vocab_size}
     for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
         if not isinstance(vocab, Vocab):
-            fail(name, "a transformer_lib.data.vocab.Vocab", type(vocab).__name__, error=TypeError)
+            fail(name, "a transformer_lib.vocab.Vocab", type(vocab).__name__, error=TypeError)
     swapped = (len(src_vocab), len(tgt_vocab)) == (sizes["tgt_vocab"], sizes["src_vocab"])
     for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
         if len(vocab) != sizes[name]:

@@ -1,129 +1,193 @@
-"""Incremental decoding: a ``Transformer``'s decoder run one new token per step.
+"""Incremental decoding: one key/value cache for every model that generates.
 
 The plain loop of notebook 07 runs the decoder over the whole prefix at every step, so
-step t costs t positions. With the causal mask, no position ever reads a later one, so
-the keys and values each self-attention computed for the earlier positions stay what they
-were: keep them (a key/value cache) and run only the newest position. Cross-attention
-reads the encoder memory, the same at every step: its keys and values are projected once.
-The searches in ``decode`` use this by default; it gives the plain loop's tokens
-(tests/test_incremental.py), and ``benchmarks/decode_speed.py`` measures the gain.
+step t costs t positions. Under the causal mask no position ever reads a later one, so the
+keys and values each self-attention computed for the earlier positions stay what they
+were: keep them (a key/value cache) and run only the new positions, embedded at their own
+positions. Cross-attention reads the encoder memory, the same at every step: its keys and
+values are projected once.
 
-The layers notebooks 03-06 teach know nothing of it: a step reuses their weights and
-notebook 06's ``sublayer_connection``, sub-layer by sub-layer.
-
-A ``LanguageModel`` (notebook 09) generates the same way, with
-``language_model.IncrementalLanguageModel`` (its first step runs the whole prompt).
+One mechanism serves the encoder-decoder (``model.Transformer``), the decoder-only model
+(``LanguageModel``) and the language model read as a translator: each states what a step
+runs (``generation_stack``, the model's contract), and :class:`IncrementalDecoder` runs it.
+The layers notebooks 03-06 teach know nothing of the cache: one step per layer kind
+(:func:`encoder_layer_step`, :func:`decoder_layer_step`) reuses their attention modules
+(``keys_values``, ``attend``), feed-forward networks, norms and notebook 06's
+``sublayer_connection``, so a layer's maths lives in one place. It gives the plain loop's
+tokens (tests/test_incremental.py, tests/test_language_model.py);
+``benchmarks/decode_speed.py`` measures the gain.
 
 Shapes:
-    N rows (sentences, or sentences x beams), t prefix length, n new positions in a step,
-    S source length, D d_model, H heads, Dh = D / H, V target vocabulary.
+    N rows (sentences, or sentences x beams), t positions so far, n new positions in a
+    step, P prefix length, S source length, D d_model, H heads, Dh = D / H, V vocabulary.
 """
 
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
 from transformer_lib._checks import check_tensor, fail
-from transformer_lib.model.attention import MultiHeadAttention
-from transformer_lib.model.layers import DecoderLayer, sublayer_connection
-from transformer_lib.model.masks import padding_mask
-from transformer_lib.model.transformer import Transformer
+from transformer_lib.model.contract import CourseModel, check_course_model
+from transformer_lib.model.layers import DecoderLayer, EncoderLayer, sublayer_connection
 
-__all__ = ["IncrementalDecoder"]
+__all__ = ["KeyValueCache", "IncrementalDecoder", "encoder_layer_step", "decoder_layer_step"]
 
 
-def _keys_values(attention: MultiHeadAttention, x: torch.Tensor) -> list[torch.Tensor]:
-    """K and V of ``x``, split into heads: (N, L, D) -> 2 x (N, H, L, Dh)."""
-    return [attention.split_heads(w(x)) for w in (attention.w_k, attention.w_v)]
+class KeyValueCache:
+    """What one search keeps between steps: each layer's self-attention keys and values
+    (N, H, t, Dh), the memory's keys and values for cross-attention, and which of the t
+    positions may be attended to (``<pad>`` may not)."""
 
+    def __init__(self, n_layers: int) -> None:
+        self.keys_values: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * n_layers
+        self.memory: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * n_layers
+        self.real: torch.Tensor | None = None  # (N, t) bool: positions that may be read
 
-def _attend(
-    attention: MultiHeadAttention,
-    query: torch.Tensor,
-    keys: torch.Tensor,
-    values: torch.Tensor,
-    mask: torch.Tensor | None,
-) -> torch.Tensor:
-    """``attention`` for already projected keys and values: (N, n, D) -> (N, n, D), n new
-    positions (one, in the decoder's steps)."""
-    q = attention.split_heads(attention.w_q(query))  # (N, H, n, Dh)
-    heads = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # (N, H, n, Dh)
-    return attention.w_o(attention.merge_heads(heads))
+    @property
+    def length(self) -> int:
+        """t, the positions held."""
+        return 0 if self.real is None else self.real.size(1)
 
+    def add(self, layer: int, keys: torch.Tensor, values: torch.Tensor):
+        """Append the new positions' keys and values (N, H, n, Dh) to ``layer``'s;
+        returns all of them (N, H, t, Dh)."""
+        held = self.keys_values[layer]
+        if held is not None:
+            keys, values = torch.cat([held[0], keys], dim=2), torch.cat([held[1], values], dim=2)
+        self.keys_values[layer] = keys, values
+        return keys, values
 
-class IncrementalDecoder:
-    """The logits after a prefix, one token per step, for one search.
-
-    ``IncrementalDecoder(model, memory, src_mask)`` projects the memory's keys and values
-    for every decoder layer; each ``step(tgt)`` adds the keys and values of the newest
-    position of ``tgt`` and returns ``model.decode(tgt, memory, src_mask)[:, -1]``.
-    Beam search calls ``reorder`` when its beams change rows.
-
-    Only ``model.Transformer``: ``reference.TorchTransformer`` runs ``nn.TransformerDecoder``,
-    which has no way to take cached keys and values, so the searches decode it with the
-    plain loop.
-
-    Shapes: memory (N, S, D), src_mask (N, 1, 1, S); step: tgt (N, t) -> logits (N, V).
-    """
-
-    def __init__(
-        self, model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor | None
-    ) -> None:
-        if not isinstance(model, Transformer):
-            fail("model", "a transformer_lib.Transformer", type(model).__name__, error=TypeError)
-        self.model, self.src_mask = model, src_mask
-        layers = model.decoder.layers
-        self.memory_kv = [_keys_values(layer.cross_attn, memory) for layer in layers]
-        self.self_kv: list[list[torch.Tensor]] = [[] for _ in layers]  # none held yet
-        self.length = 0  # positions held
-
-    def step(self, tgt: torch.Tensor) -> torch.Tensor:
-        """Shapes: tgt (N, t), the whole prefix, one position longer than at the last step
-        -> logits (N, V) for the position after it."""
-        check_tensor("tgt", tgt, ndim=2, integer=True, shape_hint="(N, t)")
-        if tgt.size(1) != self.length + 1:
-            fail(
-                "tgt",
-                f"the prefix of the last step plus one token, {self.length + 1} positions",
-                f"{tgt.size(1)} positions",
-                "Start a new IncrementalDecoder for each search; call step once per token.",
-            )
-        model = self.model
-        # embed the prefix as decode() does and keep the newest: it gets position t - 1
-        x = model.positional(model.tgt_embed(tgt, "tgt"))[:, -1:]  # (N, t, D) -> (N, 1, D)
-        # the newest query may read every earlier position: its row of the target mask
-        tgt_mask = padding_mask(tgt, model.pad_id)  # (N, 1, 1, t)
-        for i, layer in enumerate(model.decoder.layers):
-            x = self._layer_step(i, layer, x, tgt_mask)
-        self.length += 1
-        return model.output(model.decoder.norm(x)[:, -1])  # (N, D) -> (N, V)
-
-    def _layer_step(
-        self, i: int, layer: DecoderLayer, x: torch.Tensor, tgt_mask: torch.Tensor
-    ) -> torch.Tensor:
-        """``DecoderLayer.forward`` for the newest position: (N, 1, D) -> (N, 1, D)."""
-
-        def self_attention(h: torch.Tensor) -> torch.Tensor:  # h: the newest position
-            new = _keys_values(layer.self_attn, h)  # 2 x (N, H, 1, Dh)
-            held = self.self_kv[i]
-            if held:
-                new = [torch.cat([a, b], dim=2) for a, b in zip(held, new)]  # (N, H, t, Dh)
-            self.self_kv[i] = new
-            return _attend(layer.self_attn, h, *self.self_kv[i], tgt_mask)
-
-        def cross_attention(h: torch.Tensor) -> torch.Tensor:
-            return _attend(layer.cross_attn, h, *self.memory_kv[i], self.src_mask)
-
-        dropout, norm_first = layer.dropout, layer.norm_first
-        x = sublayer_connection(x, self_attention, layer.norm1, dropout, norm_first)
-        x = sublayer_connection(x, cross_attention, layer.norm2, dropout, norm_first)
-        return sublayer_connection(x, layer.feed_forward, layer.norm3, dropout, norm_first)
+    def grow(self, real: torch.Tensor) -> torch.Tensor:
+        """Take n new positions, ``real`` (N, n) where they may be read; returns the mask
+        (N, 1, n, t) of the new queries: each reads the real positions up to its own."""
+        if self.real is not None and real.size(0) != self.real.size(0):
+            fail("tokens", f"the {self.real.size(0)} rows of the earlier steps",
+                 f"{real.size(0)} rows", "Beam search changes rows with reorder().")  # fmt: skip
+        self.real = real if self.real is None else torch.cat([self.real, real], dim=1)
+        t, n = self.real.size(1), real.size(1)
+        query = torch.arange(t - n, t, device=real.device)[:, None]  # (n, 1) absolute
+        causal = torch.arange(t, device=real.device) <= query  # (n, t)
+        return (causal & self.real[:, None, :])[:, None]  # (N, 1, n, t)
 
     def reorder(self, rows: torch.Tensor) -> None:
         """Keep the rows ``rows`` of everything held, in that order (beam search's new
         beams each take their parent's keys and values). Shapes: rows (N_new,)."""
-        self.self_kv = [[t[rows] for t in kv] for kv in self.self_kv]
-        self.memory_kv = [[t[rows] for t in kv] for kv in self.memory_kv]
-        if self.src_mask is not None:
-            self.src_mask = self.src_mask[rows]
+        self.keys_values = [None if kv is None else (kv[0][rows], kv[1][rows])
+                            for kv in self.keys_values]  # fmt: skip
+        self.memory = [None if kv is None else (kv[0][rows], kv[1][rows]) for kv in self.memory]
+        if self.real is not None:
+            self.real = self.real[rows]
+
+
+def encoder_layer_step(
+    layer: EncoderLayer, i: int, x: torch.Tensor, mask: torch.Tensor, cache: KeyValueCache
+) -> torch.Tensor:
+    """``EncoderLayer.forward`` (under the causal mask) for the new positions, with the
+    keys and values of the earlier ones from ``cache``: (N, n, D) -> (N, n, D)."""
+
+    def self_attention(h: torch.Tensor) -> torch.Tensor:
+        keys, values = cache.add(i, *layer.self_attn.keys_values(h, h))
+        return layer.self_attn.attend(h, keys, values, mask)
+
+    dropout, norm_first = layer.dropout, layer.norm_first
+    x = sublayer_connection(x, self_attention, layer.norm1, dropout, norm_first)
+    return sublayer_connection(x, layer.feed_forward, layer.norm2, dropout, norm_first)
+
+
+def decoder_layer_step(
+    layer: DecoderLayer,
+    i: int,
+    x: torch.Tensor,
+    mask: torch.Tensor,
+    cache: KeyValueCache,
+    src_mask: torch.Tensor | None,
+) -> torch.Tensor:
+    """``DecoderLayer.forward`` for the new positions: (N, n, D) -> (N, n, D); the memory's
+    keys and values are in ``cache.memory``."""
+
+    def self_attention(h: torch.Tensor) -> torch.Tensor:
+        keys, values = cache.add(i, *layer.self_attn.keys_values(h, h))
+        return layer.self_attn.attend(h, keys, values, mask)
+
+    def cross_attention(h: torch.Tensor) -> torch.Tensor:
+        return layer.cross_attn.attend(h, *cache.memory[i], src_mask)
+
+    dropout, norm_first = layer.dropout, layer.norm_first
+    x = sublayer_connection(x, self_attention, layer.norm1, dropout, norm_first)
+    x = sublayer_connection(x, cross_attention, layer.norm2, dropout, norm_first)
+    return sublayer_connection(x, layer.feed_forward, layer.norm3, dropout, norm_first)
+
+
+class IncrementalDecoder:
+    """The logits after a growing sequence, each position run once, for one search.
+
+    ``IncrementalDecoder(model, memory, src_mask)`` takes what ``model.generation_stack``
+    states (for an encoder-decoder, the memory ``encode`` returned: its keys and values are
+    projected once per layer). Each ``step(tokens)`` takes the whole sequence so far, runs
+    only the positions added since the last step (at the first, the model's prefix and every
+    token given) and returns the logits after its last token, equal to the plain loop's
+    (``model.decode(tokens, memory, src_mask)[:, -1]``, or ``model(tokens)[:, -1]``). Beam
+    search calls ``reorder`` when its beams change rows.
+
+    Shapes: memory (N, S, D) or the model's own, src_mask (N, 1, 1, S);
+    step: tokens (N, t) ids -> logits (N, V).
+    """
+
+    def __init__(
+        self,
+        model: CourseModel,
+        memory: torch.Tensor | None = None,
+        src_mask: torch.Tensor | None = None,
+    ) -> None:
+        check_course_model("model", model)
+        stack = model.generation_stack(memory, src_mask)
+        if stack is None:
+            fail("model", "a model with a cached step (generation_stack)", type(model).__name__,
+                 "Decode it with cache=False, the plain loop.", error=TypeError)  # fmt: skip
+        self.stack, self.pad_id = stack, model.pad_id
+        self.cache = KeyValueCache(len(stack.layers))
+        if stack.memory is not None:
+            for i, layer in enumerate(stack.layers):
+                self.cache.memory[i] = layer.cross_attn.keys_values(stack.memory, stack.memory)
+        self.seen = 0  # tokens of the sequence run so far
+
+    @property
+    def length(self) -> int:
+        """Positions held in the cache: the prefix's and the tokens run so far."""
+        return self.cache.length
+
+    def step(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Shapes: tokens (N, t), the whole sequence so far, longer than at the last step
+        -> logits (N, V) for the position after it."""
+        check_tensor("tokens", tokens, ndim=2, integer=True, shape_hint="(N, t)")
+        if tokens.size(1) <= self.seen:
+            fail("tokens", f"the sequence of the last step and at least one more token, "
+                 f"> {self.seen} positions", f"{tokens.size(1)} positions",
+                 "Start a new IncrementalDecoder for each search.")  # fmt: skip
+        stack, new = self.stack, tokens[:, self.seen :]  # (N, n)
+        start = stack.start + torch.arange(self.seen, tokens.size(1), device=tokens.device)
+        positions = start.expand(new.shape)  # (N, n): the tokens' positions
+        if self.seen == 0 and stack.first_token is not None:
+            new = new.clone()
+            new[:, 0] = stack.first_token
+        if self.seen == 0 and stack.prefix is not None:
+            prefix = stack.prefix  # (N, P), read before the first token
+            before = torch.arange(prefix.size(1), device=tokens.device).expand(prefix.shape)
+            new, positions = torch.cat([prefix, new], dim=1), torch.cat([before, positions], 1)
+        mask = self.cache.grow(new != self.pad_id)  # (N, 1, n, t)
+        x = stack.positional(stack.embed(new), positions)  # (N, n) -> (N, n, D)
+        for i, layer in enumerate(stack.layers):
+            if isinstance(layer, DecoderLayer):
+                x = decoder_layer_step(layer, i, x, mask, self.cache, stack.src_mask)
+            else:
+                x = encoder_layer_step(layer, i, x, mask, self.cache)
+        self.seen = tokens.size(1)
+        return stack.output(stack.norm(x[:, -1]))  # (N, D) -> (N, V)
+
+    def reorder(self, rows: torch.Tensor) -> None:
+        """Keep the rows ``rows`` (beam search's new beams). Shapes: rows (N_new,)."""
+        self.cache.reorder(rows)
+        if self.stack.src_mask is not None:
+            self.stack.src_mask = self.stack.src_mask[rows]
+        if not isinstance(self.stack.start, int):
+            self.stack.start = self.stack.start[rows]

@@ -7,9 +7,10 @@ searches take ``log_softmax`` of the last position, so a hypothesis' score is th
 its tokens' log-probabilities. They run in eval mode (no dropout) without gradients, and
 put the model back in the mode they found it in.
 
-Incremental decoding (``cache=True``, the default): a ``model.Transformer`` keeps each
-layer's keys and values between steps and runs only the newest token through the decoder
-(``incremental.IncrementalDecoder``), so step t costs O(t) instead of re-running all t
+Incremental decoding (``cache=True``, the default): a model that states a cached step
+(``generation_stack``: ``model.Transformer`` and the language model read as a translator)
+keeps each layer's keys and values between steps and runs only the newest token
+(``cache.IncrementalDecoder``), so step t costs O(t) instead of re-running all t
 positions. It gives the same tokens and scores as the plain loop (``cache=False``, the
 loop notebook 07 teaches), which re-decodes the whole prefix. Other models
 (``reference.TorchTransformer``: ``nn.TransformerDecoder`` takes no cached keys and
@@ -39,7 +40,6 @@ from transformer_lib.inference import beam
 from transformer_lib.inference.cache import IncrementalDecoder
 from transformer_lib.model.contract import check_model, eval_no_grad
 from transformer_lib.model.masks import padding_mask
-from transformer_lib.model.transformer import Transformer
 
 __all__ = ["greedy_decode", "beam_search", "length_penalty", "default_max_len", "eval_no_grad"]
 
@@ -47,7 +47,13 @@ __all__ = ["greedy_decode", "beam_search", "length_penalty", "default_max_len", 
 def default_max_len(model: nn.Module, src_len: int) -> int:
     """Longest output to generate: 2·S + 10 tokens, within the model's position table."""
     check_model("model", model)
-    return max(1, min(2 * src_len + 10, model.max_len - 1))
+    return _default_max_len(model, src_len)
+
+
+def _default_max_len(model: nn.Module, src_len: int) -> int:
+    # within the position table (max_len - 1, as ever) and the room the model has for an
+    # output after this source (``output_room``: all of the table for an encoder-decoder)
+    return max(1, min(2 * src_len + 10, model.max_len - 1, model.output_room(src_len)))
 
 
 def _start(
@@ -60,8 +66,8 @@ def _start(
     B, S = src.shape
     if src_mask is None:
         src_mask = padding_mask(src, model.pad_id)
-    max_len = default_max_len(model, S) if max_len is None else max_len
-    check_output_length("max_len", max_len, model.max_len)
+    max_len = _default_max_len(model, S) if max_len is None else max_len
+    check_output_length("max_len", max_len, model.output_room(S))
     memory = model.encode(src, src_mask)  # checks src_mask
     src_mask = src_mask.expand(B, 1, 1, S)  # a (1, 1, 1, S) mask: one row per sentence
     empty = ~src_mask.reshape(B, S).any(dim=1)  # (B, 1, 1, S) -> (B,)
@@ -76,13 +82,12 @@ def _check_cache(cache: object) -> None:
 def _stepper(
     model: nn.Module, memory: torch.Tensor, src_mask: torch.Tensor, cache: bool
 ) -> IncrementalDecoder | None:
-    """An incremental decoder when asked for and the model has one; else None: the
-    plain loop, which decodes the whole prefix at every step."""
-    return (
-        IncrementalDecoder(model, memory, src_mask)
-        if cache and isinstance(model, Transformer)
-        else None
-    )
+    """An incremental decoder when asked for and the model states a cached step
+    (``generation_stack``); else None: the plain loop, which decodes the whole prefix at
+    every step."""
+    if not cache or model.generation_stack(memory, src_mask) is None:
+        return None
+    return IncrementalDecoder(model, memory, src_mask)
 
 
 def _next_log_probs(

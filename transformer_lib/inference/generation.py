@@ -3,8 +3,8 @@
 Each step takes the next position's logits, greedily (the most likely token) or by
 sampling (``sample_next``: temperature, top-k, a seed for reproducible samples) from
 :func:`next_token_distribution` (in ``model``). With ``cache=True`` (the default) each
-step runs only the newest position (:class:`IncrementalLanguageModel`, with
-``incremental``'s key/value pieces); ``cache=False`` re-runs the whole sequence, the same
+step runs only the newest position (``cache.IncrementalDecoder``, the one key/value cache
+of every model that generates); ``cache=False`` re-runs the whole sequence, the same
 tokens, slower.
 
 Shapes:
@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import torch
 
-from transformer_lib._checks import check_int, check_length, check_tensor, check_token_ids, fail
-from transformer_lib.inference.cache import _attend, _keys_values
+from transformer_lib._checks import check_int, check_length, check_token_ids, fail
+from transformer_lib.inference.cache import IncrementalDecoder
 from transformer_lib.model.contract import eval_no_grad
 from transformer_lib.model.language_model import (
     LanguageModel,
     _check_language_model,
     next_token_distribution,
 )
-from transformer_lib.model.layers import EncoderLayer, sublayer_connection
 
-__all__ = ["sample_next", "generate", "IncrementalLanguageModel"]
+__all__ = ["sample_next", "generate"]
 
 
 def sample_next(
@@ -96,7 +95,7 @@ def generate(
     with eval_no_grad(model):
         tokens = prompt
         if cache:
-            step = IncrementalLanguageModel(model).step
+            step = IncrementalDecoder(model).step
         else:
 
             def step(tokens: torch.Tensor) -> torch.Tensor:
@@ -117,61 +116,3 @@ def generate(
                 if bool(done.all()):
                     break
     return tokens
-
-
-class IncrementalLanguageModel:
-    """A ``LanguageModel``'s logits after a growing sequence, each position run once.
-
-    Each ``step(tokens)`` runs only the positions added since the last step (the whole
-    prompt at the first) and returns ``model(tokens)[:, -1]``: every layer keeps the keys
-    and values of the positions it has seen. ``generate`` uses it by default; it gives the
-    tokens of the plain loop (tests/test_language_model.py), and
-    ``benchmarks/decode_speed.py`` measures the gain. The rows hold no padding.
-
-    Shapes: step: tokens (N, t), t longer than at the last step -> logits (N, V).
-    """
-
-    def __init__(self, model: LanguageModel) -> None:
-        _check_language_model(model)
-        self.model = model
-        self.kv: list[list[torch.Tensor]] = [[] for _ in model.layers]  # none held yet
-        self.length = 0  # positions held
-
-    def step(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Shapes: tokens (N, t), the whole sequence so far -> logits (N, V) for the
-        position after it."""
-        check_tensor("tokens", tokens, ndim=2, integer=True, shape_hint="(N, t)")
-        held, t = self.length, tokens.size(1)
-        if t <= held:
-            fail(
-                "tokens",
-                f"the sequence of the last step and at least one more token, > {held} positions",
-                f"{t} positions",
-                "Start a new IncrementalLanguageModel for each sequence.",
-            )
-        model = self.model
-        # embed as forward() does and keep the new positions: they get positions held..t-1
-        x = model.positional(model.embed(tokens, "tokens"))[:, held:]  # (N, t, D) -> (N, n, D)
-        # new query i (position held + i) reads keys 0 .. held + i: causal, no padding
-        query_positions = torch.arange(held, t, device=tokens.device)[:, None]  # (n, 1)
-        mask = torch.arange(t, device=tokens.device) <= query_positions  # (n, t)
-        for i, layer in enumerate(model.layers):
-            x = self._layer_step(i, layer, x, mask[None, None])  # mask (1, 1, n, t)
-        self.length = t
-        return model.output(model.norm(x)[:, -1])  # (N, D) -> (N, V)
-
-    def _layer_step(
-        self, i: int, layer: EncoderLayer, x: torch.Tensor, mask: torch.Tensor
-    ) -> torch.Tensor:
-        """``EncoderLayer.forward`` for the new positions: (N, n, D) -> (N, n, D)."""
-
-        def self_attention(h: torch.Tensor) -> torch.Tensor:  # h: the new positions
-            new = _keys_values(layer.self_attn, h)  # 2 x (N, H, n, Dh)
-            if self.kv[i]:
-                new = [torch.cat([a, b], dim=2) for a, b in zip(self.kv[i], new)]  # (N, H, t, Dh)
-            self.kv[i] = new
-            return _attend(layer.self_attn, h, *new, mask)
-
-        dropout, norm_first = layer.dropout, layer.norm_first
-        x = sublayer_connection(x, self_attention, layer.norm1, dropout, norm_first)
-        return sublayer_connection(x, layer.feed_forward, layer.norm2, dropout, norm_first)

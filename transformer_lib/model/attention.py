@@ -184,9 +184,30 @@ class MultiHeadAttention(nn.Module):
         ``memory``, ``tgt_mask``), so they are not checked twice."""
         if not checked:
             self._check_inputs(query, key, value, mask)
-        q = self.split_heads(self.w_q(query))  # (B, T, D) -> (B, H, T, Dh)
+        k, v = self.keys_values(key, value)
+        return self.attend(query, k, v, mask, return_attention)
+
+    def keys_values(
+        self, key: torch.Tensor, value: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The projected keys and values, split into heads: (B, S, D) -> 2 x (B, H, S, Dh).
+        Incremental decoding keeps them between steps (``inference.cache``)."""
         k = self.split_heads(self.w_k(key))  # (B, S, D) -> (B, H, S, Dh)
         v = self.split_heads(self.w_v(value))  # (B, S, D) -> (B, H, S, Dh)
+        return k, v
+
+    def attend(
+        self,
+        query: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        mask: torch.Tensor | None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Attention of ``query`` over keys and values already projected by
+        :meth:`keys_values`. Shapes: query (B, T, D), k and v (B, H, S, Dh), mask
+        broadcastable to (B, H, T, S) -> output (B, T, D) [, weights (B, H, T, S)]."""
+        q = self.split_heads(self.w_q(query))  # (B, T, D) -> (B, H, T, Dh)
         if return_attention:  # the explicit path of notebooks 03-05
             heads, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
             return self.w_o(self.merge_heads(heads)), weights  # (B, T, D), (B, H, T, S)

@@ -1,17 +1,28 @@
-"""What training, decoding, translation and checkpoints rely on in a model, stated once.
+"""What training, checkpoints, perplexity and decoding rely on in a model, stated once.
 
-A model of the course derives from :class:`ModelContract`: ``model.Transformer``,
-``reference.TorchTransformer`` (``nn.Transformer``'s stacks), or a model of your own.
-Every entry point checks its model with :func:`check_model`.
+Every model of the course derives from :class:`CourseModel`: its ``config``, ``pad_id``,
+``max_len``, ``split_batch`` (a batch -> the model's inputs and the targets: what training
+and perplexity call), and, for a model that generates, ``generation_stack`` (what one
+cached step runs: ``inference.cache``). Training and checkpoints take any
+``CourseModel`` (:func:`check_course_model`); no code outside a model asks which family it
+is.
+
+Encoder-decoders (``model.Transformer``, ``reference.TorchTransformer``, the language model
+read as a translator, or a model of your own) also state :class:`ModelContract`:
+``encode`` and ``decode``, which greedy and beam search, translation and evaluation call
+(:func:`check_model`).
 
 Shapes:
-    B batch, S source length, T target length, D d_model, V target vocabulary.
+    B batch, S source length, T target length, D d_model, V target vocabulary,
+    N rows, n new positions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -22,7 +33,58 @@ from transformer_lib.model.config import TransformerConfig
 from transformer_lib.model.masks import padding_mask
 
 
-class ModelContract(nn.Module):
+@dataclass
+class GenerationStack:
+    """What a cached step (``inference.cache``) runs of a model that generates: the token
+    embedding and positions, the layers (each an ``EncoderLayer`` or a ``DecoderLayer``),
+    the final norm and the output layer; for cross-attention the encoder's ``memory``
+    (N, S, D) and ``src_mask`` (N, 1, 1, S); and what is read before the first generated
+    token: ``prefix`` ids (N, P) at positions 0 .. P-1 (``<pad>`` never attended to), the
+    generated tokens starting at position ``start`` (N, 1), the first of them read as
+    ``first_token`` when given."""
+
+    embed: Callable[[torch.Tensor], torch.Tensor]  # ids (N, n) -> (N, n, D)
+    positional: nn.Module  # PositionalEncoding: (N, n, D), positions (N, n) -> (N, n, D)
+    layers: nn.ModuleList
+    norm: nn.Module
+    output: nn.Module  # (N, D) -> (N, V)
+    memory: torch.Tensor | None = None
+    src_mask: torch.Tensor | None = None
+    prefix: torch.Tensor | None = None
+    start: torch.Tensor | int = 0
+    first_token: int | None = None
+
+
+class CourseModel(nn.Module, ABC):
+    """What every model of the course states: the ``config`` it was built from (checkpoints
+    store it), ``pad_id``, ``max_len``, :meth:`split_batch` and, when it generates,
+    :meth:`generation_stack`. ``model(*inputs)`` returns logits (B, L, V)."""
+
+    config: TransformerConfig
+
+    @property
+    def pad_id(self) -> int:
+        """Id of ``<pad>``: the default masks are built from it, the loss ignores it."""
+        return self.config.pad_id
+
+    @property
+    def max_len(self) -> int:
+        """Longest sequence the positional encoding covers."""
+        return self.config.max_len
+
+    @abstractmethod
+    def split_batch(self, batch: object) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
+        """A training batch -> (the inputs of ``forward``, the targets (B, L) of its logits)."""
+
+    def generation_stack(
+        self, memory: torch.Tensor | None = None, src_mask: torch.Tensor | None = None
+    ) -> GenerationStack | None:
+        """What a cached step runs (see :class:`GenerationStack`); None: this model has no
+        cached step, and searches run the plain loop."""
+        return None
+
+
+class ModelContract(CourseModel):
     """An encoder-decoder built from a :class:`TransformerConfig`, which it keeps as
     ``config`` (checkpoints store it), with
 
@@ -35,18 +97,6 @@ class ModelContract(nn.Module):
     Masks are bool, True = may attend (``masks``). The model ends in logits: training
     and decoding take the log-softmax themselves.
     """
-
-    config: TransformerConfig
-
-    @property
-    def pad_id(self) -> int:
-        """Id of ``<pad>`` in both vocabularies; the default masks are built from it."""
-        return self.config.pad_id
-
-    @property
-    def max_len(self) -> int:
-        """Longest source or target sequence the positional encoding covers."""
-        return self.config.max_len
 
     @property
     def src_vocab_size(self) -> int:
@@ -89,6 +139,47 @@ class ModelContract(nn.Module):
         mask = {} if tgt_mask is None else {"tgt_mask": tgt_mask}
         return self.decode(tgt, memory, src_mask, **mask, **weights)
 
+    def output_room(self, src_len: int) -> int:
+        """How many tokens a search may generate for sources of ``src_len`` tokens: the
+        decoder reads ``<bos>`` and all but the last generated token, ``max_len`` at most."""
+        return self.max_len
+
+    def split_batch(self, batch: object) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
+        """A ``data.Batch`` or a (src, tgt_in, tgt_out) tuple -> ((src, tgt_in), tgt_out)."""
+        if all(hasattr(batch, name) for name in ("src", "tgt_in", "tgt_out")):
+            return (batch.src, batch.tgt_in), batch.tgt_out
+        return _split(batch, 3, "data.Batch objects or (src, tgt_in, tgt_out) tuples",
+                      "Build them with data.make_batches().")  # fmt: skip
+
+
+def _split(
+    batch: object, n_parts: int, expected: str, hint: str
+) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
+    """(inputs, targets) of a tuple of ``n_parts`` tensors, the targets last."""
+    if not (isinstance(batch, (tuple, list)) and len(batch) == n_parts):
+        fail("batches", expected, type(batch).__name__, hint, error=TypeError)
+    *inputs, targets = batch
+    return tuple(inputs), targets
+
+
+def split_pairs(batch: object) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
+    """An (inputs, targets) batch of a language model -> ((inputs,), targets)."""
+    return _split(batch, 2, "(inputs, targets) tuples",
+                  "Build them with data.language_model_batches().")  # fmt: skip
+
+
+def check_course_model(name: str, model: object) -> None:
+    """``model`` must state what training and checkpoints rely on: a :class:`CourseModel`."""
+    if not isinstance(model, CourseModel):
+        fail(
+            name,
+            "a CourseModel (transformer_lib.Transformer, LanguageModel, reference.TorchTransformer, "
+            "or a subclass of transformer_lib.contract.CourseModel)",
+            type(model).__name__,
+            "Derive your model from CourseModel and give it the config it was built from.",
+            error=TypeError,
+        )
+
 
 def check_model(name: str, model: object) -> None:
     """``model`` must state the contract its caller relies on: a :class:`ModelContract`."""
@@ -96,7 +187,7 @@ def check_model(name: str, model: object) -> None:
         fail(
             name,
             "a ModelContract (transformer_lib.Transformer, reference.TorchTransformer, or a "
-            "subclass of transformer_lib.model.contract.ModelContract)",
+            "subclass of transformer_lib.contract.ModelContract)",
             type(model).__name__,
             "Derive your model from ModelContract and give it the config it was built from.",
             error=TypeError,

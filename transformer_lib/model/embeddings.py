@@ -86,16 +86,21 @@ class PositionalEncoding(nn.Module):
             self.register_buffer("pe", table, persistent=False)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Shapes: x (B, L, D) -> (B, L, D)."""
+    def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
+        """Shapes: x (B, L, D) -> (B, L, D). ``positions`` (B, L) ids of the positions
+        of ``x``'s vectors, default 0 .. L-1 (incremental decoding passes those of the new
+        tokens, so a step embeds only them)."""
         check_tensor("x", x, ndim=3, floating=True, shape_hint="(B, L, D)")
         length = x.size(1)
+        if positions is not None:
+            table = self.position_embedding.weight if self.learned else self.pe.to(x.dtype)
+            return self.dropout(x + table[positions])  # (B, L, D) + (B, L, D)
         check_length("x", length, self.max_len)
         if self.learned:
-            positions = self.position_embedding.weight[:length]  # (L, D)
+            table = self.position_embedding.weight[:length]  # (L, D)
         else:
-            positions = self.pe[:length].to(x.dtype)  # (L, D)
-        return self.dropout(x + positions)  # (B, L, D) + (L, D) -> (B, L, D)
+            table = self.pe[:length].to(x.dtype)  # (L, D)
+        return self.dropout(x + table)  # (B, L, D) + (L, D) -> (B, L, D)
 
     def extra_repr(self) -> str:
         return f"max_len={self.max_len}, learned={self.learned}"

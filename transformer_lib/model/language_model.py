@@ -28,7 +28,13 @@ from transformer_lib._checks import (
 )
 from transformer_lib.model.attention import AttentionWeights
 from transformer_lib.model.config import TransformerConfig
-from transformer_lib.model.contract import check_model, eval_no_grad
+from transformer_lib.model.contract import (
+    CourseModel,
+    GenerationStack,
+    check_course_model,
+    eval_no_grad,
+    split_pairs,
+)
 from transformer_lib.model.embeddings import PositionalEncoding, TokenEmbedding
 from transformer_lib.model.layers import EncoderLayer
 from transformer_lib.model.masks import target_mask
@@ -53,7 +59,7 @@ def _check_config(config: object) -> None:
              repr(config.tgt_vocab_size), hint)  # fmt: skip
 
 
-class LanguageModel(nn.Module):
+class LanguageModel(CourseModel):
     """Embeddings + positions, N causal self-attention layers, a linear layer to logits.
 
     ``LanguageModel(config)`` states what training, generation and checkpoints rely on:
@@ -80,16 +86,6 @@ class LanguageModel(nn.Module):
             self.output.weight = self.embed.embedding.weight
 
     @property
-    def pad_id(self) -> int:
-        """Id of ``<pad>``: padded positions are never attended to, nor predicted."""
-        return self.config.pad_id
-
-    @property
-    def max_len(self) -> int:
-        """Longest sequence the positional encoding covers, prompt and generation together."""
-        return self.config.max_len
-
-    @property
     def vocab_size(self) -> int:
         """V, the width of the logits and the number of ids the model reads."""
         return self.config.tgt_vocab_size
@@ -114,6 +110,19 @@ class LanguageModel(nn.Module):
         for layer in self.layers:
             x = layer(x, mask, attention)
         return self.output(self.norm(x))  # (B, L, D) -> (B, L, V)
+
+    def split_batch(self, batch: object) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
+        """An (inputs, targets) batch (``data.language_model_batches``) -> ((inputs,), targets)."""
+        return split_pairs(batch)
+
+    def generation_stack(
+        self, memory: torch.Tensor | None = None, src_mask: torch.Tensor | None = None
+    ) -> GenerationStack:
+        """The layers under the causal mask, run one step at a time (``inference.cache``)."""
+        return GenerationStack(
+            lambda ids: self.embed(ids, "tokens"), self.positional, self.layers, self.norm,
+            self.output,
+        )  # fmt: skip
 
 
 def next_token_distribution(
@@ -147,24 +156,19 @@ def _check_language_model(model: object) -> None:
         fail("model", "a transformer_lib.LanguageModel", type(model).__name__, error=TypeError)
 
 
-def check_trainable(name: str, model: object) -> None:
-    """``train`` and checkpoints take a ``contract.ModelContract`` or a
-    :class:`LanguageModel` (which has no encoder to state a contract for)."""
-    if not isinstance(model, LanguageModel):
-        check_model(name, model)
-
-
-def perplexity(model: LanguageModel, batches: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> float:
+def perplexity(model: CourseModel, batches: Sequence[object]) -> float:
     """exp(mean negative log-likelihood per target token, ``<pad>`` left out), in eval
     mode without gradients: the number of equally likely tokens the model is, on average,
-    as unsure between as it is on these batches."""
-    _check_language_model(model)
+    as unsure between as it is on these batches (any model of the course, on the batches
+    it trains on: ``model.split_batch``)."""
+    check_course_model("model", model)
     device = next(model.parameters()).device
     total, count = 0.0, 0
     with eval_no_grad(model):
-        for inputs, targets in batches:
-            inputs, targets = inputs.to(device), targets.to(device)
-            logits = model(inputs)  # (B, L, V)
+        for batch in batches:
+            inputs, targets = model.split_batch(batch)
+            targets = targets.to(device)
+            logits = model(*(x.to(device) for x in inputs))  # (B, L, V)
             total += nn.functional.cross_entropy(
                 logits.flatten(0, 1).float(), targets.flatten(),
                 ignore_index=model.pad_id, reduction="sum",

@@ -30,8 +30,9 @@ from __future__ import annotations
 import torch
 
 from transformer_lib._checks import check_int, check_length, check_token_ids, fail
+from transformer_lib.model.attention import AttentionWeights
 from transformer_lib.model.config import TransformerConfig
-from transformer_lib.model.contract import ModelContract
+from transformer_lib.model.contract import GenerationStack, ModelContract
 from transformer_lib.model.language_model import LanguageModel
 
 __all__ = ["LanguageModelTranslator"]
@@ -55,10 +56,34 @@ class LanguageModelTranslator(ModelContract):
             fail("sep_id", f"an id below the vocabulary size {config.tgt_vocab_size}", repr(sep_id))
         self.sep_id = sep_id
 
-    def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def encode(
+        self,
+        src: torch.Tensor,
+        src_mask: torch.Tensor | None = None,
+        attention: AttentionWeights | None = None,
+    ) -> torch.Tensor:
         """Shapes: src (B, S) -> (B, S): the source ids are what ``decode`` reads."""
+        if attention is not None:
+            fail("attention", "None: a decoder-only model has no cross-attention to record",
+                 "an AttentionWeights", "translate_detailed(..., attention=False)")  # fmt: skip
         check_token_ids("src", src, self.src_vocab_size, "(B, S)")
         return src
+
+    def output_room(self, src_len: int) -> int:
+        """Source and output share one sequence: S + T <= max_len."""
+        return self.max_len - src_len
+
+    def generation_stack(
+        self, memory: torch.Tensor | None = None, src_mask: torch.Tensor | None = None
+    ) -> GenerationStack:
+        """The language model's stack, reading the source ids (``memory``, padded at the
+        end) before the output: the output's first token (``<bos>``) is read as ``<sep>``
+        at position n_b, right after row b's n_b real source tokens."""
+        stack = self.language_model.generation_stack()
+        stack.prefix = memory  # (N, S) ids; its padding is never attended to
+        stack.start = (memory != self.pad_id).sum(dim=1, keepdim=True)  # (N, 1)
+        stack.first_token = self.sep_id
+        return stack
 
     def decode(
         self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None

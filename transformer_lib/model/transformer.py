@@ -18,7 +18,7 @@ from transformer_lib._checks import (
 )
 from transformer_lib.model.attention import AttentionWeights, MultiHeadAttention
 from transformer_lib.model.config import TransformerConfig
-from transformer_lib.model.contract import ModelContract
+from transformer_lib.model.contract import GenerationStack, ModelContract
 from transformer_lib.model.embeddings import PositionalEncoding, TokenEmbedding
 from transformer_lib.model.layers import DecoderLayer, EncoderLayer
 from transformer_lib.model.masks import padding_mask, target_mask
@@ -227,6 +227,16 @@ class Transformer(ModelContract):
         x = self.positional(self.tgt_embed(tgt, "tgt"))  # (B, T) -> (B, T, D)
         hidden = self.decoder(x, memory, tgt_mask, src_mask, attention)
         return self.output(hidden)  # (B, T, D) -> (B, T, V)
+
+    def generation_stack(
+        self, memory: torch.Tensor | None = None, src_mask: torch.Tensor | None = None
+    ) -> GenerationStack:
+        """The decoder, one step at a time (``inference.cache``): memory (N, S, D) and
+        src_mask (N, 1, 1, S) from ``encode``."""
+        return GenerationStack(
+            lambda ids: self.tgt_embed(ids, "tgt"), self.positional, self.decoder.layers,
+            self.decoder.norm, self.output, memory=memory, src_mask=src_mask,
+        )  # fmt: skip
 
 
 def count_parameters(module: nn.Module) -> int:

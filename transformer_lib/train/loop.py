@@ -17,7 +17,7 @@ from torch import nn
 from torch.optim.lr_scheduler import LRScheduler
 
 from transformer_lib._checks import check_int, check_probability, fail
-from transformer_lib.model.language_model import LanguageModel, check_trainable
+from transformer_lib.model.contract import CourseModel, check_course_model
 from transformer_lib.train.checkpoint import save_checkpoint
 from transformer_lib.train.progress import Run
 from transformer_lib.train.state import TrainState
@@ -65,7 +65,7 @@ def train(
     Shapes: each batch has src (B, S), tgt_in (B, T), tgt_out (B, T); for a language
     model, inputs (B, L) and targets (B, L).
     """
-    check_trainable("model", model)
+    check_course_model("model", model)
     _check_limits(steps, epochs, max_seconds, log_every, checkpoint_every, checkpoint_dir)
     state = TrainState() if state is None else state
     device = next(model.parameters()).device
@@ -138,21 +138,12 @@ def _unused_batches(batches, state: TrainState) -> Iterator[tuple[int, object]]:
         )
 
 
-def _unpack(model: nn.Module, batch, device: torch.device) -> tuple[torch.Tensor, ...]:
-    """The model's inputs, then the targets, on ``device``: (src, tgt_in, tgt_out) from a
-    data.Batch or a 3-tuple; for a language model, (inputs, targets) from a 2-tuple."""
-    if isinstance(model, LanguageModel):
-        parts, expected = batch, "(inputs, targets) tuples"
-        hint = "Build them with language_model.language_model_batches()."
-    elif all(hasattr(batch, name) for name in ("src", "tgt_in", "tgt_out")):
-        parts = (batch.src, batch.tgt_in, batch.tgt_out)
-    else:
-        parts, expected = batch, "data.Batch objects or (src, tgt_in, tgt_out) tuples"
-        hint = "Build them with data.make_batches()."
-    n_parts = 2 if isinstance(model, LanguageModel) else 3
-    if not (isinstance(parts, (tuple, list)) and len(parts) == n_parts):
-        fail("batches", expected, type(batch).__name__, hint, error=TypeError)
-    return tuple(part.to(device, non_blocking=True) for part in parts)
+def _unpack(model: CourseModel, batch, device: torch.device) -> tuple[torch.Tensor, ...]:
+    """The model's inputs, then the targets, on ``device``, as the model splits its batches
+    (``split_batch``: (src, tgt_in, tgt_out) for an encoder-decoder, (inputs, targets) for a
+    language model)."""
+    inputs, targets = model.split_batch(batch)
+    return tuple(part.to(device, non_blocking=True) for part in (*inputs, targets))
 
 
 def _loss(

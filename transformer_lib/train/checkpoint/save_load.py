@@ -12,7 +12,8 @@ from torch import nn
 from transformer_lib._checks import fail
 from transformer_lib.data.vocab import Vocab
 from transformer_lib.model.config import TransformerConfig
-from transformer_lib.model.language_model import LanguageModel, check_trainable
+from transformer_lib.model.contract import check_course_model
+from transformer_lib.model.language_model import LanguageModel
 from transformer_lib.model.transformer import Transformer
 from transformer_lib.train.checkpoint import _store
 from transformer_lib.train.checkpoint._files import (
@@ -95,7 +96,7 @@ def save_checkpoint(
             str(path),
             f"Save to {path.parent}.",
         )
-    check_trainable("model", model)
+    check_course_model("model", model)
     tensors, aliases = _weights(model)
     meta = {
         "format": FORMAT,
@@ -190,7 +191,7 @@ def load_checkpoint(
         built = LanguageModel if config.n_encoder_layers == 0 else Transformer
         model = built(config).to(device or "cpu")
     else:
-        check_trainable("model", model)
+        check_course_model("model", model)
     _check_compatible(model, weights, meta["config"])
     _check_same_model(model, meta)
     model.load_state_dict(weights)
