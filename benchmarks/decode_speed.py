@@ -17,7 +17,9 @@ greedy, ``cache=True`` against ``cache=False``): ``TransformerConfig.decoder_onl
 the joint vocabulary of both languages (``data.joint_vocab``), random weights,
 prompts that are the first ``--batch`` test sentences of at least ``--prompt`` tokens, cut
 to ``--prompt`` tokens and followed by ``<sep>``, and exactly ``--new-tokens`` new tokens
-each (no ``eos_id``: nothing ends early).
+each (no ``eos_id``: nothing ends early). A third table does the same for that model read
+as a translator (``LanguageModelTranslator``): greedy and beam search over the test
+sentences, whose cached search runs the one cache every model shares.
 
     python benchmarks/decode_speed.py [--lengths 24 64 128] [--repeats 5] [--device cpu]
                                       [--prompt 8] [--new-tokens 64]
@@ -47,6 +49,7 @@ from transformer_lib.data.vocab import EOS_ID
 from transformer_lib.inference.decode import beam_search, greedy_decode
 from transformer_lib.inference.generation import generate
 from transformer_lib.model.language_model import LanguageModel
+from transformer_lib.model.lm_translation import LanguageModelTranslator
 from transformer_lib.model.transformer import Transformer
 
 from _common import print_peak_memory, timed  # benchmarks/ is not a package
@@ -121,6 +124,39 @@ def language_model_table(args, device: torch.device) -> bool:
     return result["identical"]
 
 
+def translator_table(args, device: torch.device) -> bool:
+    """The language model read as a translator (``LanguageModelTranslator``): greedy and
+    beam search with cache=False against cache=True, on the first ``--batch`` test
+    sentences in the joint vocabulary, ``<eos>`` impossible, ``--new-tokens`` tokens each.
+    Whether both gave the same tokens."""
+    train = load_split("train")
+    vocab = joint_vocab([tokenize(text) for ex in train for text in ex[:2]])
+    rows = [vocab.encode(tokenize(ex[0])) for ex in load_split("test")[: args.batch]]
+    src = torch.zeros(len(rows), max(map(len, rows)), dtype=torch.long)  # <pad> = 0
+    for b, row in enumerate(rows):
+        src[b, : len(row)] = torch.tensor(row)
+    torch.manual_seed(args.seed)
+    config = TransformerConfig.decoder_only(len(vocab))
+    model = LanguageModelTranslator(config, vocab[SEP]).to(device).eval()
+    with torch.no_grad():
+        model.language_model.output.bias[EOS_ID] = -1e4  # never ends early
+    print(f"\nlanguage-model translator: batch={src.size(0)} src_len={src.size(1)} "
+          f"vocab={len(vocab)} max_len={args.new_tokens}")  # fmt: skip
+    identical = True
+    searches = {
+        "greedy": partial(greedy_decode, model, src.to(device)),
+        f"beam {args.beam}": partial(beam_search, model, src.to(device), beam_size=args.beam),
+    }
+    for name, search in searches.items():
+        result = compare(partial(search, max_len=args.new_tokens), device, args.repeats)
+        plain, cached, n = result["plain"], result["cached"], result["length"]
+        identical &= result["identical"]
+        values = (plain * 1e3, cached * 1e3, plain / cached, plain * 1e3 / n, cached * 1e3 / n)
+        same = "yes" if result["identical"] else "NO"
+        print(f"{name:8s} {n:4d} " + " ".join(f"{v:13.2f}" for v in values) + f"  {same}")
+    return identical
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -167,6 +203,7 @@ def main(argv: list[str] | None = None) -> None:
             same = "yes" if result["identical"] else "NO"
             print(f"{name:8s} {length:4d} " + " ".join(f"{v:13.2f}" for v in values) + f"  {same}")
     all_identical &= language_model_table(args, device)
+    all_identical &= translator_table(args, device)
     print_peak_memory(device.type == "cuda")
     if not all_identical:
         sys.exit("cache=True and cache=False gave different tokens")
