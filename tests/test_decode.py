@@ -295,7 +295,10 @@ def test_max_len_beyond_the_position_table_is_rejected_up_front(decoding_model, 
     # some inputs and fail deep inside the decoder for others.
     model, src = decoding_model(eos_bias=5.0), random_src()
     for search in (greedy_decode, beam_search):
-        with pytest.raises(ValueError, match=r"`max_len` must be at most the model's max_len=40"):
+        with pytest.raises(
+            ValueError,
+            match=r"`max_len` must be at most 40, the positions the model's table \(max_len=40\) has for an output",
+        ):
             search(model, src, max_len=41)
 
 

@@ -110,7 +110,10 @@ def test_the_position_table_holds_the_longest_greedy_search(corpus):
     tokens, _ = greedy_decode(_never_ending(corpus), src)  # the default max_len
     assert tokens.size(1) == full_length
     short = _never_ending(corpus, max_len=corpus.lm_max_len - 1)
-    with pytest.raises(ValueError, match="`max_len` must be at most the model's max_len="):
+    with pytest.raises(
+        ValueError,
+        match=r"`max_len` must be at most \d+, the positions the model's table \(max_len=",
+    ):
         greedy_decode(short, src, max_len=full_length)
     assert corpus.joint[SEP] == short.sep_id
 

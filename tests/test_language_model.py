@@ -239,7 +239,11 @@ def test_the_translator_refuses_an_impossible_max_len_before_searching(monkeypat
     src = torch.full((1, 20), 4)  # 20 source tokens: 4 of the 24 positions are left
     monkeypatch.setattr(model, "encode", lambda *a, **k: pytest.fail("the search started"))
     for search in (greedy_decode, beam_search):
-        with pytest.raises(ValueError, match=r"`max_len` must be at most the model's max_len=4"):
+        with pytest.raises(
+            ValueError,
+            match=r"`max_len` must be at most 4, the positions the model's table \(max_len=24\) has for "
+            r"an output",
+        ):
             search(model, src, max_len=5)
 
 

@@ -79,7 +79,10 @@ def test_vocabularies_must_match_the_model(german_larger):
 
 def test_search_settings_are_checked_before_any_text(decoding_model, src_vocab, tgt_vocab):
     model = decoding_model()
-    with pytest.raises(ValueError, match="`max_len` must be at most the model's max_len=40"):
+    with pytest.raises(
+        ValueError,
+        match=r"`max_len` must be at most 40, the positions the model's table \(max_len=40\) has for an output",
+    ):
         translate(model, ["the dog."], src_vocab, tgt_vocab, max_len=41)
     with pytest.raises(ValueError, match="`alpha` must be a finite float >= 0.0; got nan"):
         translate(model, ["the dog."], src_vocab, tgt_vocab, method="beam", alpha=float("nan"))

@@ -153,14 +153,16 @@ def check_id_range(name: str, tokens: torch.Tensor, vocab_size: int) -> None:
         )
 
 
-def check_output_length(name: str, max_len: int, model_max_len: int) -> None:
+def check_output_length(name: str, max_len: int, room: int, model_max_len: int) -> None:
     """How many tokens a search may generate: the decoder reads ``<bos>`` and all but the
-    last generated token, so at most the model's ``max_len`` positions."""
+    last generated token, so at most the ``room`` positions the model's table of
+    ``model_max_len`` has for an output (all of them for an encoder-decoder)."""
     check_int(name, max_len, minimum=1)
-    if max_len > model_max_len:
+    if max_len > room:
         fail(
             name,
-            f"at most the model's max_len={model_max_len} (its position table)",
+            f"at most {room}, the positions the model's table (max_len={model_max_len}) "
+            "has for an output",
             repr(max_len),
             "Leave it None (2·S + 10, within the table) or build the model with a larger max_len.",
         )

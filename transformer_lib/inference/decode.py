@@ -18,8 +18,10 @@ values) are decoded with the plain loop whatever ``cache`` says.
 
 Edge cases: a source row with no real token (all padding, or S = 0) has nothing to
 translate, so its output is just ``<eos>`` with score 0 (log 1), never invented words. An
-empty batch (B = 0) gives empty results. ``max_len`` may not exceed the model's
-``max_len``: the decoder reads ``<bos>`` and all but the last generated token.
+empty batch (B = 0) gives empty results. ``max_len`` may not exceed the positions the
+model has for an output (``output_room``: its ``max_len`` for an encoder-decoder; for the
+language model read as a translator, what the source leaves of it): the decoder reads
+``<bos>`` and all but the last generated token.
 
 Beam search's bookkeeping (growing, filing and ranking the hypotheses, the early stop) is
 in ``beam``; ``beam_search`` here runs its loop.
@@ -67,7 +69,7 @@ def _start(
     if src_mask is None:
         src_mask = padding_mask(src, model.pad_id)
     max_len = _default_max_len(model, S) if max_len is None else max_len
-    check_output_length("max_len", max_len, model.output_room(S))
+    check_output_length("max_len", max_len, model.output_room(S), model.max_len)
     memory = model.encode(src, src_mask)  # checks src_mask
     src_mask = src_mask.expand(B, 1, 1, S)  # a (1, 1, 1, S) mask: one row per sentence
     empty = ~src_mask.reshape(B, S).any(dim=1)  # (B, 1, 1, S) -> (B,)

@@ -135,7 +135,7 @@ def _check_arguments(model, src_vocab, tgt_vocab, method, beam_size, alpha, max_
     check_model("model", model)
     check_vocabularies(model, src_vocab, tgt_vocab)
     if max_len is not None:
-        check_output_length("max_len", max_len, model.max_len)
+        check_output_length("max_len", max_len, model.max_len, model.max_len)
 
 
 def _translate_batch(
