@@ -12,30 +12,6 @@ Shapes:
 
 import importlib
 
-__all__ = [
-    "SEP",
-    "joint_vocab",
-    "language_model_batches",
-    "DATA_DIR",
-    "SPLITS",
-    "Example",
-    "tokenize",
-    "detokenize",
-    "parse_alignment",
-    "format_alignment",
-    "alignment_matrix",
-    "read_tsv",
-    "load_split",
-    "Vocab",
-    "build_vocabs",
-    "encode_pairs",
-    "concatenate_pairs",
-    "Batch",
-    "collate",
-    "make_batches",
-]
-
-
 # name -> the module that defines it
 _MODULE_OF = {
     "Batch": "batching",
@@ -59,6 +35,7 @@ _MODULE_OF = {
     "Vocab": "vocab",
     "joint_vocab": "vocab",
 }
+__all__ = list(_MODULE_OF)
 
 
 def __getattr__(name: str):

@@ -72,11 +72,26 @@ class KeyValueCache:
     def reorder(self, rows: torch.Tensor) -> None:
         """Keep the rows ``rows`` of everything held, in that order (beam search's new
         beams each take their parent's keys and values). Shapes: rows (N_new,)."""
-        self.keys_values = [None if kv is None else (kv[0][rows], kv[1][rows])
-                            for kv in self.keys_values]  # fmt: skip
-        self.memory = [None if kv is None else (kv[0][rows], kv[1][rows]) for kv in self.memory]
+        self.keys_values = [_rows(kv, rows) for kv in self.keys_values]
+        self.memory = [_rows(kv, rows) for kv in self.memory]
         if self.real is not None:
             self.real = self.real[rows]
+
+
+def _rows(keys_values, rows: torch.Tensor):
+    """Rows ``rows`` of a layer's (keys, values), or None if it holds none."""
+    return None if keys_values is None else (keys_values[0][rows], keys_values[1][rows])
+
+
+def _cached_self_attention(layer, i: int, mask: torch.Tensor, cache: KeyValueCache):
+    """``layer.self_attn`` over the held positions and the new ones ``h`` (N, n, D), whose
+    keys and values join ``cache``'s for layer ``i``: h -> (N, n, D)."""
+
+    def self_attention(h: torch.Tensor) -> torch.Tensor:
+        keys, values = cache.add(i, *layer.self_attn.keys_values(h, h))
+        return layer.self_attn.attend(h, keys, values, mask)
+
+    return self_attention
 
 
 def encoder_layer_step(
@@ -84,11 +99,7 @@ def encoder_layer_step(
 ) -> torch.Tensor:
     """``EncoderLayer.forward`` (under the causal mask) for the new positions, with the
     keys and values of the earlier ones from ``cache``: (N, n, D) -> (N, n, D)."""
-
-    def self_attention(h: torch.Tensor) -> torch.Tensor:
-        keys, values = cache.add(i, *layer.self_attn.keys_values(h, h))
-        return layer.self_attn.attend(h, keys, values, mask)
-
+    self_attention = _cached_self_attention(layer, i, mask, cache)
     dropout, norm_first = layer.dropout, layer.norm_first
     x = sublayer_connection(x, self_attention, layer.norm1, dropout, norm_first)
     return sublayer_connection(x, layer.feed_forward, layer.norm2, dropout, norm_first)
@@ -104,10 +115,7 @@ def decoder_layer_step(
 ) -> torch.Tensor:
     """``DecoderLayer.forward`` for the new positions: (N, n, D) -> (N, n, D); the memory's
     keys and values are in ``cache.memory``."""
-
-    def self_attention(h: torch.Tensor) -> torch.Tensor:
-        keys, values = cache.add(i, *layer.self_attn.keys_values(h, h))
-        return layer.self_attn.attend(h, keys, values, mask)
+    self_attention = _cached_self_attention(layer, i, mask, cache)
 
     def cross_attention(h: torch.Tensor) -> torch.Tensor:
         return layer.cross_attn.attend(h, *cache.memory[i], src_mask)

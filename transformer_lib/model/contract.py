@@ -170,28 +170,26 @@ def split_pairs(batch: object) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
 
 def check_course_model(name: str, model: object) -> None:
     """``model`` must state what training and checkpoints rely on: a :class:`CourseModel`."""
-    if not isinstance(model, CourseModel):
+    _require(name, model, CourseModel, "transformer_lib.Transformer, LanguageModel, "
+             "reference.TorchTransformer")  # fmt: skip
+
+
+def _require(name: str, model: object, contract: type, examples: str) -> None:
+    """The house error unless ``model`` derives from ``contract`` (``examples`` do)."""
+    if not isinstance(model, contract):
+        kind = contract.__name__
         fail(
             name,
-            "a CourseModel (transformer_lib.Transformer, LanguageModel, reference.TorchTransformer, "
-            "or a subclass of transformer_lib.contract.CourseModel)",
+            f"a {kind} ({examples}, or a subclass of transformer_lib.contract.{kind})",
             type(model).__name__,
-            "Derive your model from CourseModel and give it the config it was built from.",
+            f"Derive your model from {kind} and give it the config it was built from.",
             error=TypeError,
         )
 
 
 def check_model(name: str, model: object) -> None:
     """``model`` must state the contract its caller relies on: a :class:`ModelContract`."""
-    if not isinstance(model, ModelContract):
-        fail(
-            name,
-            "a ModelContract (transformer_lib.Transformer, reference.TorchTransformer, or a "
-            "subclass of transformer_lib.contract.ModelContract)",
-            type(model).__name__,
-            "Derive your model from ModelContract and give it the config it was built from.",
-            error=TypeError,
-        )
+    _require(name, model, ModelContract, "transformer_lib.Transformer, reference.TorchTransformer")
 
 
 @contextmanager
