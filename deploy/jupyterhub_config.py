@@ -1,6 +1,6 @@
 # The course's JupyterHub on one server, as The Littlest JupyterHub runs one: local system
 # users, each student's JupyterLab a process of its own user, nbgrader's exchange a folder
-# that every user can reach. README, "Teaching a class on JupyterHub", says how to start it;
+# that every user can reach. deploy/INSTRUCTORS.md, "Teaching a class on JupyterHub", says how to start it;
 # tests/test_hub.py runs a class through it (with test users and ports on 127.0.0.1).
 #
 #     cd /srv/jupyterhub && sudo /srv/course/.venv/bin/jupyterhub -f /srv/course/deploy/jupyterhub_config.py
@@ -37,7 +37,7 @@ c.Authenticator.admin_users = set(INSTRUCTORS)  # the hub's admin page: start, s
 # institutional accounts, use the university's login instead: an OAuthenticator
 # (GitHub, Google, generic OpenID Connect) or ltiauthenticator from the learning management
 # system, with `c.LocalAuthenticator.create_system_users = True` so that a first login
-# creates the system user (as `useradd -m -K HOME_MODE=0700 NAME`; see the README).
+# creates the system user (as `useradd -m -K HOME_MODE=0700 NAME`; see deploy/INSTRUCTORS.md).
 c.JupyterHub.authenticator_class = "pam"
 
 # -- Where: the address ------------------------------------------------------------------
@@ -80,7 +80,7 @@ c.Spawner.environment = {
     # installed.
     "COURSE_LANG": "en",
 }
-# What one student needs (measured, README): the largest notebook's kernel peaks at 0.6 GiB
+# What one student needs (measured, deploy/INSTRUCTORS.md): the largest notebook's kernel peaks at 0.6 GiB
 # (notebook 07's), a user's Jupyter server at 0.17 GiB; the limit leaves room for a second
 # open kernel. LocalProcessSpawner enforces neither number; The Littlest JupyterHub
 # (`tljh-config set limits.memory 2G`) and Kubernetes do.
