@@ -51,7 +51,11 @@ def provenance(device) -> dict:
     """Where the numbers come from: the command, the commit, the machine, the date."""
     git = ["git", "-C", str(ROOT)]
     commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
+    # the results a run writes (and a resumed run appends to) do not make its tree dirty
+    dirty = subprocess.run(
+        [*git, "status", "--porcelain", "--", ".", ":!benchmarks/results"],
+        capture_output=True, text=True,
+    )  # fmt: skip
     cpu = platform.machine()
     if Path("/proc/cpuinfo").exists():
         names = [
