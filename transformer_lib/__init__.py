@@ -25,10 +25,12 @@ from transformer_lib.model import (
     DecoderLayer,
     Encoder,
     EncoderLayer,
+    EncoderOnlyModel,
     FeedForward,
     LanguageModel,
     MultiHeadAttention,
     PositionalEncoding,
+    SentenceClassifier,
     TokenEmbedding,
     Transformer,
     TransformerConfig,
@@ -95,5 +97,7 @@ __all__ = [
     "Transformer",
     "count_parameters",
     "LanguageModel",
+    "EncoderOnlyModel",
+    "SentenceClassifier",
 ]
 __version__ = "0.1.0"

@@ -153,6 +153,22 @@ def check_id_range(name: str, tokens: torch.Tensor, vocab_size: int) -> None:
         )
 
 
+def check_labels(name: str, labels: object, n_classes: int) -> None:
+    """Class ids: a 1-D integer tensor with values in [0, n_classes), the range checked on
+    the CPU only (as :func:`check_id_range`, for the same reason)."""
+    check_tensor(name, labels, ndim=1, integer=True, shape_hint="(B,)")
+    if labels.device.type != "cpu" or not labels.numel():
+        return
+    low, high = int(labels.min()), int(labels.max())
+    if low < 0 or high >= n_classes:
+        fail(
+            name,
+            f"class ids in [0, {n_classes}) (n_classes={n_classes})",
+            f"ids in [{low}, {high}]",
+            "Number the classes 0, 1, ..., n_classes - 1.",
+        )
+
+
 def check_output_length(name: str, max_len: int, room: int, model_max_len: int) -> None:
     """How many tokens a search may generate: the decoder reads ``<bos>`` and all but the
     last generated token, so at most the ``room`` positions the model's table of

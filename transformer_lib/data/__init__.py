@@ -2,9 +2,11 @@
 
 Modules: ``text`` (tokenize/detokenize; its docstring says which text round-trips),
 ``corpus`` (sentence pairs, gold alignments, reading the tsv files; its docstring gives the
-file formats), ``batching`` (vocabularies, ids, padded batches, next-token batches) and
+file formats), ``batching`` (vocabularies, ids, padded batches, next-token batches),
 ``vocab`` (the token <-> id map; ``joint_vocab``: one vocabulary for translation as
-language modelling).
+language modelling; ``encoder_vocab``: the encoder-only model's, with ``<mask>``),
+``masking`` (BERT's masked-token batches) and ``classification`` (the subject-number task
+and (tokens, labels) batches), the last two for notebook 10.
 
 Shapes:
     B batch, S source length, T target length (both padded to the longest in the batch).
@@ -21,6 +23,12 @@ _MODULE_OF = {
     "encode_pairs": "batching",
     "language_model_batches": "batching",
     "make_batches": "batching",
+    "SUBJECT_NUMBER_CLASSES": "classification",
+    "classification_batches": "classification",
+    "subject_number_task": "classification",
+    "mask_tokens": "masking",
+    "maskable": "masking",
+    "masked_token_batches": "masking",
     "DATA_DIR": "corpus",
     "SPLITS": "corpus",
     "Example": "corpus",
@@ -31,9 +39,12 @@ _MODULE_OF = {
     "read_tsv": "corpus",
     "detokenize": "text",
     "tokenize": "text",
+    "MASK": "vocab",
     "SEP": "vocab",
     "Vocab": "vocab",
+    "encoder_vocab": "vocab",
     "joint_vocab": "vocab",
+    "special_ids": "vocab",
 }
 __all__ = list(_MODULE_OF)
 

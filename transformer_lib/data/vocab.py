@@ -206,9 +206,24 @@ def _token_list(name: str, tokens: object) -> list[str]:
 
 
 SEP = "<sep>"  # between the source and its translation
+MASK = "<mask>"  # stands for a hidden token (masked-token pretraining, notebook 10)
 
 
 def joint_vocab(token_lists: Sequence[Sequence[str]]) -> Vocab:
     """One vocabulary for both languages, with ``<sep>``: ``token_lists`` are the
     tokenized sentences of both sides."""
     return Vocab.build([*token_lists, [SEP]])
+
+
+def encoder_vocab(token_lists: Iterable[Sequence[str]], min_freq: int = 1) -> Vocab:
+    """The encoder-only model's vocabulary (notebook 10): the four specials, ``<mask>``
+    (id 4), then the tokens by frequency as :meth:`Vocab.build` orders them. Every other
+    vocabulary keeps its ids: this one is built apart, for one language."""
+    words = Vocab.build(token_lists, min_freq).tokens[len(SPECIALS) :]
+    return Vocab([*SPECIALS, MASK, *(token for token in words if token != MASK)])
+
+
+def special_ids(vocab: Vocab) -> list[int]:
+    """The ids of the vocabulary's special tokens (the four, and ``<mask>``, ``<sep>``
+    where it has them), in id order."""
+    return sorted(vocab[token] for token in (*SPECIALS, MASK, SEP) if token in vocab)

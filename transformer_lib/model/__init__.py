@@ -4,6 +4,7 @@
 ``masks`` (bool, True = may attend), ``layers`` (the encoder and decoder layers),
 ``contract`` (what training, checkpoints and decoding may call on any model),
 ``transformer`` (the encoder-decoder), ``language_model`` (decoder-only, notebook 09),
+``encoder_only`` (encoder-only, BERT-style, and its sentence classifier, notebook 10),
 ``lm_translation`` (a language model read as a translator) and ``reference`` (PyTorch's own
 modules holding our weights). Nothing here imports data, inference, training or teaching.
 """
@@ -20,6 +21,7 @@ from transformer_lib.model.embeddings import (
     TokenEmbedding,
     sinusoidal_positional_encoding,
 )
+from transformer_lib.model.encoder_only import EncoderOnlyModel, SentenceClassifier
 from transformer_lib.model.language_model import LanguageModel
 from transformer_lib.model.layers import DecoderLayer, EncoderLayer, FeedForward
 from transformer_lib.model.masks import causal_mask, padding_mask, target_mask
@@ -35,6 +37,8 @@ __all__ = [
     "TokenEmbedding",
     "sinusoidal_positional_encoding",
     "LanguageModel",
+    "EncoderOnlyModel",
+    "SentenceClassifier",
     "DecoderLayer",
     "EncoderLayer",
     "FeedForward",

@@ -34,7 +34,7 @@ class TransformerConfig:
     n_heads: int = 8  # h = 8, so d_k = d_v = 64 (§3.2.2)
     d_ff: int = 2048  # inner width of the position-wise FFN, 4 x d_model (§3.3)
     n_encoder_layers: int = 6  # N = 6 (§3.1); 0 for a decoder-only model (notebook 09)
-    n_decoder_layers: int = 6
+    n_decoder_layers: int = 6  # 0 for an encoder-only model (notebook 10)
     dropout: float = 0.1  # P_drop = 0.1 for the base model (§5.4)
     max_len: int = 512  # longest sequence the positional table covers
     pad_id: int = 0  # id of <pad>; masks are derived from it
@@ -64,11 +64,19 @@ class TransformerConfig:
             "d_model",
             "n_heads",
             "d_ff",
-            "n_decoder_layers",
             "max_len",
         ):
             check_int(name, getattr(self, name), minimum=1)
         check_int("n_encoder_layers", self.n_encoder_layers, minimum=0)
+        check_int("n_decoder_layers", self.n_decoder_layers, minimum=0)
+        if self.n_encoder_layers == self.n_decoder_layers == 0:
+            fail(
+                "n_decoder_layers",
+                "at least 1 when n_encoder_layers=0 (a model needs one stack)",
+                "0",
+                "Decoder-only: TransformerConfig.decoder_only(); encoder-only: "
+                "TransformerConfig.encoder_only().",
+            )
         check_int("pad_id", self.pad_id, minimum=0)
         check_probability("dropout", self.dropout)
         check_probability("attention_dropout", self.attention_dropout)
@@ -128,6 +136,15 @@ class TransformerConfig:
         vocabulary for what it reads and what it predicts (``vocab_size``), no encoder
         (``n_encoder_layers=0``), and ``n_decoder_layers`` layers, 4 unless overridden."""
         values = dict(n_encoder_layers=0, n_decoder_layers=4, share_embeddings=True)
+        values.update(overrides)
+        return cls.small(vocab_size, vocab_size, **values)
+
+    @classmethod
+    def encoder_only(cls, vocab_size: int = 1000, **overrides) -> TransformerConfig:
+        """An encoder-only (BERT-style) model (notebook 10) of :meth:`small`'s width: one
+        vocabulary for what it reads and what it predicts (``vocab_size``), no decoder
+        (``n_decoder_layers=0``), and ``n_encoder_layers`` layers, 4 unless overridden."""
+        values = dict(n_encoder_layers=4, n_decoder_layers=0, share_embeddings=True)
         values.update(overrides)
         return cls.small(vocab_size, vocab_size, **values)
 

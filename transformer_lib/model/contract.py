@@ -2,7 +2,8 @@
 
 Every model of the course derives from :class:`CourseModel`: its ``config``, ``pad_id``,
 ``max_len``, ``split_batch`` (a batch -> the model's inputs and the targets: what training
-and perplexity call), and, for a model that generates, ``generation_stack`` (what one
+and perplexity call), ``ignore_index`` (the target id they leave out: ``<pad>`` unless the
+model's targets are class ids), and, for a model that generates, ``generation_stack`` (what one
 cached step runs: ``inference.cache``). Training and checkpoints take any
 ``CourseModel`` (:func:`check_course_model`); no code outside a model asks which family it
 is.
@@ -57,8 +58,9 @@ class GenerationStack:
 
 class CourseModel(nn.Module, ABC):
     """What every model of the course states: the ``config`` it was built from (checkpoints
-    store it), ``pad_id``, ``max_len``, :meth:`split_batch` and, when it generates,
-    :meth:`generation_stack`. ``model(*inputs)`` returns logits (B, L, V)."""
+    store it), ``pad_id``, ``max_len``, :meth:`split_batch`, ``ignore_index`` and, when it
+    generates, :meth:`generation_stack`. ``model(*inputs)`` returns logits (B, L, V), or
+    (B, C) for a sentence classifier."""
 
     config: TransformerConfig
 
@@ -72,9 +74,17 @@ class CourseModel(nn.Module, ABC):
         """Longest sequence the positional encoding covers."""
         return self.config.max_len
 
+    @property
+    def ignore_index(self) -> int:
+        """The target id that the loss, perplexity and accuracy leave out: ``<pad>``
+        (padding, and the positions a masked-token batch does not ask about). A model whose
+        targets are class ids, all of them real, returns an id no target has."""
+        return self.pad_id
+
     @abstractmethod
     def split_batch(self, batch: object) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
-        """A training batch -> (the inputs of ``forward``, the targets (B, L) of its logits)."""
+        """A training batch -> (the inputs of ``forward``, the targets of its logits: (B, L)
+        for logits (B, L, V), (B,) for logits (B, C))."""
 
     def generation_stack(
         self, memory: torch.Tensor | None = None, src_mask: torch.Tensor | None = None
@@ -162,16 +172,18 @@ def _split(
     return tuple(inputs), targets
 
 
-def split_pairs(batch: object) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
-    """An (inputs, targets) batch of a language model -> ((inputs,), targets)."""
-    return _split(batch, 2, "(inputs, targets) tuples",
-                  "Build them with data.language_model_batches().")  # fmt: skip
+def split_pairs(
+    batch: object, builder: str = "data.language_model_batches"
+) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
+    """An (inputs, targets) batch -> ((inputs,), targets); ``builder`` names, in the error,
+    the function that makes such batches."""
+    return _split(batch, 2, "(inputs, targets) tuples", f"Build them with {builder}().")
 
 
 def check_course_model(name: str, model: object) -> None:
     """``model`` must state what training and checkpoints rely on: a :class:`CourseModel`."""
     _require(name, model, CourseModel, "transformer_lib.Transformer, LanguageModel, "
-             "reference.TorchTransformer")  # fmt: skip
+             "EncoderOnlyModel, reference.TorchTransformer")  # fmt: skip
 
 
 def _require(name: str, model: object, contract: type, examples: str) -> None:

@@ -160,7 +160,8 @@ def perplexity(model: CourseModel, batches: Sequence[object]) -> float:
     """exp(mean negative log-likelihood per target token, ``<pad>`` left out), in eval
     mode without gradients: the number of equally likely tokens the model is, on average,
     as unsure between as it is on these batches (any model of the course, on the batches
-    it trains on: ``model.split_batch``)."""
+    it trains on: ``model.split_batch``; targets equal to ``model.ignore_index`` are left
+    out, so for an encoder-only model it is the masked-token perplexity)."""
     check_course_model("model", model)
     device = next(model.parameters()).device
     total, count = 0.0, 0
@@ -171,9 +172,9 @@ def perplexity(model: CourseModel, batches: Sequence[object]) -> float:
             logits = model(*(x.to(device) for x in inputs))  # (B, L, V)
             total += nn.functional.cross_entropy(
                 logits.flatten(0, 1).float(), targets.flatten(),
-                ignore_index=model.pad_id, reduction="sum",
+                ignore_index=model.ignore_index, reduction="sum",
             ).item()  # fmt: skip
-            count += int((targets != model.pad_id).sum())
+            count += int((targets != model.ignore_index).sum())
     if count == 0:
         fail("batches", "at least one target token that is not <pad>", "none")
     return math.exp(total / count)

@@ -171,6 +171,13 @@ class Transformer(ModelContract):
                 repr(config.n_encoder_layers),
                 "A model without an encoder is transformer_lib.LanguageModel (notebook 09).",
             )
+        if config.n_decoder_layers < 1:
+            fail(
+                "config.n_decoder_layers",
+                "at least 1 for an encoder-decoder",
+                repr(config.n_decoder_layers),
+                "A model without a decoder is transformer_lib.EncoderOnlyModel (notebook 10).",
+            )
         self.config = c = config
         self.src_embed, self.tgt_embed, self.positional = embeddings(c)
         self.encoder = Encoder(c)

@@ -9,7 +9,8 @@ Shapes:
     B batch, S source length, T target length, V target vocabulary.
 
 Modules: ``loss`` (label smoothing), ``schedule`` (the learning rate and Adam), ``loop``
-(``train``) and ``progress`` (its timing, log and callback); ``TrainState`` lives in
+(``train``), ``progress`` (its timing, log and callback) and ``bag_of_words`` (notebook 10's
+baseline: logistic regression on word counts); ``TrainState`` lives in
 :mod:`transformer_lib.train.state`, below this package and ``checkpoint``.
 """
 

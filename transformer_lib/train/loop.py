@@ -53,14 +53,16 @@ def train(
     returning True stops training. ``seconds`` counts training only, not callbacks or
     checkpoints. With ``checkpoint_dir``, a checkpoint is written every
     ``checkpoint_every`` steps and at the end. The model trains on the device it is on;
-    padding is ``model.pad_id``.
+    targets equal to ``model.ignore_index`` (padding: ``model.pad_id``) are left out.
 
     Every step the loss and the gradient norm are checked before the optimizer step (the
     step's one device sync), and the weights before each checkpoint: a non-finite value
     stops the run with ``FloatingPointError`` and the last good checkpoint stays.
 
     A ``LanguageModel`` (notebook 09) trains the same way on (inputs, targets) batches
-    (``data.language_model_batches``).
+    (``data.language_model_batches``), an ``EncoderOnlyModel`` (notebook 10) on masked-token
+    batches (``data.masked_token_batches``) and a ``SentenceClassifier`` on (tokens, labels)
+    batches (``data.classification_batches``).
 
     Shapes: each batch has src (B, S), tgt_in (B, T), tgt_out (B, T); for a language
     model, inputs (B, L) and targets (B, L).
@@ -158,19 +160,22 @@ def _loss(
     is the same loss written out, as notebook 07 teaches it (tests/test_train.py shows the
     two equal, values and gradients).
 
+    Targets equal to ``model.ignore_index`` (``<pad>``, unless the model says otherwise)
+    count for nothing.
+
     Shapes: inputs [src (B, S), tgt_in (B, T)] or [inputs (B, L)], targets (B, T) or
-    (B, L) -> scalar, scalar (int64).
+    (B, L) -> scalar, scalar (int64); a classifier's logits (B, C) and targets (B,) alike.
     """
     check_probability("label_smoothing", label_smoothing)
     logits = model(*inputs)  # (B, T, V)
     loss_sum = F.cross_entropy(
-        logits.flatten(0, 1).float(),  # (B·T, V)
-        targets.flatten(),  # (B·T,)
+        logits.reshape(-1, logits.size(-1)).float(),  # (B·T, V)
+        targets.reshape(-1),  # (B·T,)
         label_smoothing=label_smoothing,
-        ignore_index=model.pad_id,
+        ignore_index=model.ignore_index,
         reduction="sum",
     )
-    return loss_sum, (targets != model.pad_id).sum()
+    return loss_sum, (targets != model.ignore_index).sum()
 
 
 def _backward(

@@ -3,7 +3,8 @@
 Tests, benchmarks and notebooks 05/06 compare our modules with ``nn.MultiheadAttention``,
 ``nn.TransformerEncoderLayer``/``nn.TransformerDecoderLayer`` and ``nn.Transformer``;
 notebook 09's ``LanguageModel`` with ``nn.TransformerEncoder`` under a causal mask
-(``TorchLanguageModel``).
+(``TorchLanguageModel``); notebook 10's ``EncoderOnlyModel`` with ``nn.TransformerEncoder``
+under the padding mask alone (``TorchEncoderOnlyModel``).
 Names differ only here: ``w_q, w_k, w_v`` are stacked in ``in_proj_weight``, ``w_o`` is
 ``out_proj``, ``cross_attn`` is ``multihead_attn``, ``feed_forward.linear1`` is ``linear1``.
 
@@ -14,6 +15,7 @@ Shapes:
     B batch, S source length, T target length, D d_model, H heads, V vocabulary.
 """
 
+from transformer_lib.model.reference.encoder_only import TorchEncoderOnlyModel
 from transformer_lib.model.reference.language_model import TorchLanguageModel
 from transformer_lib.model.reference.layers import (
     copy_attention_from_torch,
@@ -36,4 +38,5 @@ __all__ = [
     "to_torch_padding_mask",
     "TorchTransformer",
     "TorchLanguageModel",
+    "TorchEncoderOnlyModel",
 ]

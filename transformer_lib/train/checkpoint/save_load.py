@@ -13,6 +13,7 @@ from transformer_lib._checks import fail
 from transformer_lib.data.vocab import Vocab
 from transformer_lib.model.config import TransformerConfig
 from transformer_lib.model.contract import check_course_model
+from transformer_lib.model.encoder_only import EncoderOnlyModel
 from transformer_lib.model.language_model import LanguageModel
 from transformer_lib.model.transformer import Transformer
 from transformer_lib.train.checkpoint import _store
@@ -177,8 +178,9 @@ def load_checkpoint(
     folder it returned.
 
     Without ``model`` a ``Transformer`` (a ``LanguageModel`` for a config with
-    ``n_encoder_layers=0``) is built from the saved config (on ``device``, default CPU). A given ``model`` must have the saved config (dropout aside) and the
-    same tied weights. With ``optimizer``/``scheduler`` their state is restored too, and
+    ``n_encoder_layers=0``, an ``EncoderOnlyModel`` for one with ``n_decoder_layers=0``) is
+    built from the saved config (on ``device``, default CPU). A given ``model`` must have
+    the saved config (dropout aside) and the same tied weights. With ``optimizer``/``scheduler`` their state is restored too, and
     with ``restore_rng`` the random-number generators (for an exact resume).
     """
     path = Path(path).expanduser()
@@ -187,9 +189,8 @@ def load_checkpoint(
         if name in weights:
             weights[alias] = weights[name]
     config = _built(folder, "config", TransformerConfig, **meta["config"])
-    if model is None:  # a config without an encoder is notebook 09's language model
-        built = LanguageModel if config.n_encoder_layers == 0 else Transformer
-        model = built(config).to(device or "cpu")
+    if model is None:  # the stacks the config has say which of the three families
+        model = _model_for(config).to(device or "cpu")
     else:
         check_course_model("model", model)
     _check_compatible(model, weights, meta["config"])
@@ -203,6 +204,16 @@ def load_checkpoint(
     ]
     state = _built(folder, "state", TrainState, **meta["state"])
     return Checkpoint(model, config, vocabs[0], vocabs[1], state, path)
+
+
+def _model_for(config: TransformerConfig) -> nn.Module:
+    """The model a saved config describes: no encoder, notebook 09's language model; no
+    decoder, notebook 10's encoder-only model; both, the encoder-decoder."""
+    if config.n_encoder_layers == 0:
+        return LanguageModel(config)
+    if config.n_decoder_layers == 0:
+        return EncoderOnlyModel(config)
+    return Transformer(config)
 
 
 def _read(path: Path, with_training: bool) -> tuple[Path, dict, dict, dict | None]:
