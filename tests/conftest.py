@@ -124,3 +124,23 @@ def fresh_training(tiny_model):
         return model, optimizer, scheduler
 
     return make
+
+
+# In CI (.ci/run sets COURSE_NO_SKIPS=1) a skipped test is a failure: what CI skipped, it
+# did not test (a failed import of nbgrader once skipped the grading tests without a word).
+NO_SKIPS = "COURSE_NO_SKIPS"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if os.environ.get(NO_SKIPS) != "1" or reporter is None:
+        return
+    skipped = reporter.stats.get("skipped", [])
+    if skipped:
+        reporter.write_sep(
+            "=", f"{NO_SKIPS}=1: {len(skipped)} skipped test(s) fail the run", red=True
+        )
+        for report in skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+            reporter.write_line(f"  {report.nodeid}: {reason}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
