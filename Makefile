@@ -103,12 +103,13 @@ install: $(STAMP)
 
 # The hub's proxy (deploy/INSTRUCTORS.md, "Teaching a class on JupyterHub"): npm's
 # configurable-http-proxy as deploy/package-lock.json pins it, in deploy/node_modules.
-# `make test` installs it where npm exists; without it, tests/test_hub.py skips and says so.
+# `make test` installs it where npm exists; without it, tests/test_hub.py skips and says so
+# (and fails under .ci/run, which allows no skip).
 hub-proxy: $(HUB_PROXY)
 $(HUB_PROXY): deploy/package.json deploy/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
 		cd deploy && npm ci --no-audit --no-fund && touch $(CURDIR)/$@; \
-	else echo "No npm here: the hub's proxy is not installed (tests/test_hub.py will skip)."; fi
+	else echo "No npm here: the hub's proxy is not installed (tests/test_hub.py will skip, and fail in CI)."; fi
 
 # The student edition, in student/ (the Chinese edition's in student_zh_CN/): every notebook with its solutions replaced by stubs and
 # its outputs cleared, by nbgrader's own preprocessors (no nbgrader course needed).

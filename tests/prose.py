@@ -799,10 +799,13 @@ def _rebind_verdicts(notebook: dict, lang: str, folder: Path) -> dict[str, list[
         if cell["cell_type"] != "markdown" or not bound.check_verdicts(cell):
             continue
         metadata = cell["metadata"]
-        written = [b for b in metadata.get(f"verdicts_{lang}", []) if b.get("not") != "TODO"]
-        english = [b for b in metadata.get("verdicts", []) if b.get("not") != "TODO"]
+        written = [
+            b for b in metadata.get(f"verdicts_{lang}", []) if "in" in b and b.get("not") != "TODO"
+        ]
+        # the bindings a person wrote (with "in"); a proposal is proposed again
+        english = [b for b in metadata.get("verdicts", []) if "in" in b and b.get("not") != "TODO"]
         if lang != "en":  # the English cell's run bindings, in order; its reasons are English
-            written, english = written + [], [b for b in english if "not" not in b]
+            english = [b for b in metadata.get("verdicts", []) if "from" in b]
         new[cell["id"]] = []
         for claim in claims("".join(cell["source"]), lang):
             binding = _take(written, claim, by_words=True) or _take(
