@@ -214,6 +214,14 @@ def move_a_control(view) -> str | None:
     if boxes.count():
         boxes.first.click()
         return "checkbox"
+    texts = view.locator(".widget-text input")
+    if texts.count():  # a sentence to edit (10's fill-in-the-blank): one word changed, Enter
+        text = texts.first
+        before = text.input_value()
+        after = before.replace(" the ", " a ", 1) if " the " in before else f"a {before}"
+        text.fill(after)
+        text.press("Enter")
+        return f"text {before!r} -> {after!r}"
     return None
 
 

@@ -82,3 +82,10 @@ def test_the_sentence_speaks_the_course_language(monkeypatch):
     monkeypatch.setenv("COURSE_LANG", "zh_CN")  # what set_language("zh_CN") leaves
     said = compare(APART, LOW).sentence("1 head", "notebook 07", "valid BLEU")
     assert said.startswith("在valid BLEU上，1 head优于notebook 07")
+
+
+def test_accuracies_that_reach_one_keep_three_decimals():
+    """A rate of 1.0 is still a rate: 0.998 against 0.761, not 1.0 against 0.8."""
+    sentence = compare([0.994, 1.0, 1.0], [0.638, 0.846, 0.8]).sentence("a", "b", "accuracy")
+    assert "0.998 [0.994–1.000] against 0.761 [0.638–0.846]" in sentence
+    assert "mean difference +0.237" in sentence

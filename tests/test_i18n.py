@@ -178,7 +178,8 @@ def test_a_changed_english_cell_turns_fuzzy_and_stays_english_until_translated(
     entry = catalog.get("# One\n\nThe first text, changed.", context="a")
     assert entry.fuzzy and entry.string == "# 一\n\n第一段。"
     previous = [line for line in path.read_text(encoding="utf-8").splitlines() if line[:2] == "#|"]
-    assert previous == ['#| msgid "" "# One\\n" "\\n" "The first text."']  # for the translator
+    # The old English, for the translator, in whole strings (msgfmt reads them).
+    assert previous == ['#| msgid ""', '#| "# One\\n"', '#| "\\n"', '#| "The first text."']
     assert _problems(catalog) == [f"a fuzzy: {entry.id[:60]!r}"]
     built = tool.translated_notebook(notebook, catalog, "01_x", LANG)
     assert tool._source(built["cells"][0]) == "# One\n\nThe first text, changed."

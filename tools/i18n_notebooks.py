@@ -35,16 +35,18 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import datetime
 import io
+import itertools
 import json
 import re
 import sys
 import tokenize
 from pathlib import Path
 
-from babel.messages.catalog import Catalog
+from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import extract_from_dir
-from babel.messages.pofile import read_po, write_po
+from babel.messages.pofile import normalize, read_po, write_po
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -55,6 +57,13 @@ A_WORD = re.compile(r"[A-Za-z]{3,}")
 # The one line of code in which the editions differ: the edition's language, chosen in the
 # notebook's first code cell (transformer_lib.i18n.set_language).
 LANGUAGE_LINE = re.compile(r'^set_language\("en"\)', re.MULTILINE)
+# Babel guesses a message's format flags from its English whenever it reads or adds one
+# ("99.9 % sure" is a %-format to it, "$x_{i}$" a str.format template), and `msgfmt -c`
+# then holds the translation to that format. The writers drop the flags that are false:
+# a notebook's text (Markdown, comments) is no format at all, and the library's messages
+# are str.format templates (transformer_lib.i18n), never %-formats.
+NOT_FORMATS = frozenset({"python-format", "python-brace-format"})
+LIBRARY_NOT_FORMATS = frozenset({"python-format"})
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from slide_metadata import _source, with_slides  # noqa: E402
@@ -100,25 +109,103 @@ def messages(notebook: dict) -> list[tuple[str, str, str]]:
 def template(notebook: dict, name: str) -> Catalog:
     catalog = Catalog(project=f"Transformer course, notebook {name}", fuzzy=False)
     for context, text, note in messages(notebook):
-        message = catalog.add(text, context=context, auto_comments=[note])
-        message.flags.discard("python-format")  # "95% interval" is prose, not a %-format
+        catalog.add(text, context=context, auto_comments=[note])
     return catalog
 
 
 def read_catalogue(path: Path, lang: str) -> Catalog:
+    """The catalogue at ``path``. A msgid defined twice (by hand: the writers here cannot)
+    is read as one entry when both give the same translation, and is an error when they
+    differ, where Babel would keep the first and drop the other without a word."""
+    _check_repeated_msgids(path, lang)
     with open(path, "rb") as po:
         catalog = read_po(po, locale=lang)
-    # Babel wraps a long previous msgid (``#|``) mid-string and reads the wrapped lines back
-    # as translator comments ("# | ..."): drop them, or every extract would add more.
+    # Babel reads a fuzzy entry's old English (the ``#|`` lines write_catalogue writes) back
+    # as translator comments ("| ..."): drop them, or every extract would add more.
     for message in catalog:
         message.user_comments = [c for c in message.user_comments if not c.startswith("|")]
     return catalog
 
 
-def write_catalogue(catalog: Catalog, path: Path) -> None:
+def catalogue_entries(path: Path, lang: str) -> list[tuple[int, Message]]:
+    """Each entry of the catalogue at ``path`` as the file writes it, with the line of its
+    ``msgid`` (the header and obsolete entries aside). Unlike ``read_po``, which merges a
+    msgid defined twice into one entry and guesses format flags again from the English,
+    this keeps every definition and the flags the file gives. Entries are separated by
+    blank lines, as every PO writer separates them."""
+    entries = []
+    for first, block in _blocks(path.read_text(encoding="utf-8").splitlines(keepends=True)):
+        msgids = [n for n, line in enumerate(block) if line.startswith("msgid ")]
+        if len(msgids) > 1:
+            raise ValueError(
+                f"{path}:{first + msgids[1]}: a second entry with no blank line before it"
+            )
+        written = {
+            f.strip() for line in block if line.startswith("#,") for f in line[2:].split(",")
+        }
+        for message in read_po(block, locale=lang):
+            if message.id:
+                message.flags = written
+                entries.append((first + message.lineno - 1, message))
+    return entries
+
+
+def _check_repeated_msgids(path: Path, lang: str) -> None:
+    first: dict[tuple, tuple[int, str]] = {}
+    for line, message in catalogue_entries(path, lang):
+        key = (message.context, message.id)
+        if key in first and first[key][1] != message.string:
+            raise ValueError(
+                f"{path}:{line}: msgid {message.id[:60]!r} is defined again with another "
+                f"translation (first at line {first[key][0]}); keep one of the two entries"
+            )
+        first.setdefault(key, (line, message.string))
+
+
+def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
+    """(number of its first line, its lines) of each run of non-blank ``lines``."""
+    blocks = []
+    for text, run in itertools.groupby(
+        enumerate(lines, start=1), key=lambda row: bool(row[1].strip())
+    ):
+        if text:
+            rows = list(run)
+            blocks.append((rows[0][0], [line for _, line in rows]))
+    return blocks
+
+
+def write_catalogue(
+    catalog: Catalog, path: Path, not_formats: frozenset[str] = NOT_FORMATS
+) -> None:
+    """Write ``catalog`` to ``path`` in a form ``msgfmt -c`` accepts: without the format
+    flags ``not_formats`` that Babel guessed (NOT_FORMATS: a notebook's; LIBRARY_NOT_FORMATS:
+    the library's), and with a fuzzy entry's old English (``#| msgid``) in whole strings,
+    as msgmerge writes it (Babel's ``include_previous`` wraps it like prose, inside its
+    strings)."""
+    messages = [*catalog, *catalog.obsolete.values()]
+    for message in messages:
+        message.flags -= not_formats
+    written = io.BytesIO()
+    write_po(written, catalog, sort_output=False)
+    entries = written.getvalue().decode(catalog.charset).split("\n\n")
+    assert len(entries) == len(messages) + 1, "an entry holds a blank line"  # and the end
+    for number, message in enumerate(messages):
+        if message.previous_id:
+            lines = entries[number].split("\n")
+            first = next(i for i, line in enumerate(lines) if line.startswith(("msgctxt", "msgid")))
+            lines.insert(first, _previous(message.previous_id))
+            entries[number] = "\n".join(lines)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as po:
-        write_po(po, catalog, include_previous=True, sort_output=False)
+    path.write_bytes("\n\n".join(entries).encode(catalog.charset))
+
+
+def _previous(previous_id: list[str]) -> str:
+    """The ``#|`` lines of an entry whose English was ``previous_id``, within 76 columns."""
+    lines = []
+    for keyword, text in zip(("msgid", "msgid_plural"), previous_id):
+        first, *rest = normalize(text, width=73).split("\n")
+        lines += [f"#| {keyword} {first}", *(f"#| {line}" for line in rest)]
+    return "\n".join(lines)
 
 
 def extract(notebook_path: Path, lang: str) -> Path:
@@ -135,6 +222,7 @@ def extract(notebook_path: Path, lang: str) -> Path:
             version="0.1",
             header_comment=f"# {lang} translation of notebook {notebook_path.stem}: made and updated by\n"
             "# `python tools/i18n_notebooks.py extract`; translate the empty and fuzzy entries.",
+            revision_date=datetime.datetime.now(datetime.timezone.utc),
             last_translator="Transformer course",
             language_team=f"{lang} <course glossary: locale/{lang}/GLOSSARY.md>",
             fuzzy=False,
@@ -227,13 +315,13 @@ def library_template(notebooks: list[Path]) -> Catalog:
 
 def update_library(lang: str) -> Path:
     """The library's catalogue updated from ``library_template``, as ``pybabel update``
-    writes it (a changed message turns fuzzy, a vanished one obsolete)."""
+    writes it (a changed message turns fuzzy, its old English kept beside it; a vanished one
+    obsolete)."""
     path = library_catalogue_path(lang)
     catalog = read_catalogue(path, lang)
     template = library_template(english_notebooks())
     catalog.update(template, update_header_comment=False, update_creation_date=False)
-    with open(path, "wb") as po:
-        write_po(po, catalog)
+    write_catalogue(catalog, path, LIBRARY_NOT_FORMATS)
     return path
 
 

@@ -51,6 +51,33 @@ def _check(tokens: object, vocab: object, mask_rate: object) -> None:
              "BERT chooses 0.15.")  # fmt: skip
 
 
+def _mask_with_draws(
+    tokens: torch.Tensor,
+    can_mask: torch.Tensor,
+    choose: torch.Tensor,
+    kind: torch.Tensor,
+    random_ids: torch.Tensor,
+    mask_id: int,
+    pad_id: int,
+    mask_rate: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`mask_tokens` once its random draws are made (notebook 10's exercise checks
+    the student's version against it): a position is chosen where it may be masked and its
+    ``choose`` draw is below ``mask_rate``; a chosen one shows ``mask_id`` where its ``kind``
+    draw is below 0.8, its ``random_ids`` entry where ``kind`` is in [0.8, 0.9), itself
+    above. The targets keep the original at the chosen positions, ``pad_id`` elsewhere.
+
+    Shapes: tokens (B, L) ids, can_mask (B, L) bool, choose and kind (B, L) uniform draws
+    in [0, 1), random_ids (B, L) ids -> inputs (B, L) ids, targets (B, L) ids.
+    """
+    chosen = can_mask & (choose < mask_rate)  # (B, L)
+    inputs = torch.where(chosen & (kind < MASK_SHARE), mask_id, tokens)  # (B, L)
+    swapped = chosen & (kind >= MASK_SHARE) & (kind < MASK_SHARE + RANDOM_SHARE)  # (B, L)
+    inputs = torch.where(swapped, random_ids, inputs)
+    targets = torch.where(chosen, tokens, pad_id)  # (B, L)
+    return inputs, targets
+
+
 def mask_tokens(
     tokens: torch.Tensor,
     vocab: Vocab,
@@ -75,17 +102,15 @@ def mask_tokens(
         fail("tokens", expected + "neither padding nor special)", "none",
              "Leave out batches of padding only.")  # fmt: skip
     shape = tokens.shape
-    chosen = can & (torch.rand(shape, generator=generator) < mask_rate)  # (B, L)
-    if not chosen.any():
-        chosen.view(-1)[torch.multinomial(can.flatten().float(), 1, generator=generator)] = True
-    draw = torch.rand(shape, generator=generator)  # (B, L): which of the three
+    choose = torch.rand(shape, generator=generator)  # (B, L): chosen where below mask_rate
+    if not (can & (choose < mask_rate)).any():  # a draw of 0 chooses one real position
+        choose.view(-1)[torch.multinomial(can.flatten().float(), 1, generator=generator)] = 0.0
+    kind = torch.rand(shape, generator=generator)  # (B, L): which of the three
     words = torch.tensor([i for i in range(len(vocab)) if i not in special_ids(vocab)])
     random_ids = words[torch.randint(len(words), shape, generator=generator)]  # (B, L)
-    cpu_tokens = tokens.cpu()
-    inputs = torch.where(chosen & (draw < MASK_SHARE), vocab[MASK], cpu_tokens)
-    swapped = chosen & (draw >= MASK_SHARE) & (draw < MASK_SHARE + RANDOM_SHARE)
-    inputs = torch.where(swapped, random_ids, inputs)
-    targets = torch.where(chosen, cpu_tokens, vocab.pad_id)
+    inputs, targets = _mask_with_draws(
+        tokens.cpu(), can, choose, kind, random_ids, vocab[MASK], vocab.pad_id, mask_rate
+    )
     return inputs.to(tokens.device), targets.to(tokens.device)
 
 

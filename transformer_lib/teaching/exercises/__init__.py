@@ -23,7 +23,7 @@ student's cell cannot have replaced them; ``tools/nbgrader_metadata.py`` writes 
 ``make student`` replaces the solution with ``raise NotImplementedError(...)``, and the
 check then says "not implemented yet".
 
-Layout: one or more modules per notebook (``ch00_introduction`` ... ``ch09_sampling``),
+Layout: one or more modules per notebook (``ch00_introduction`` ... ``ch10_encoder_only``),
 each check beside its catalogue; ``_core`` (declaring a check, calling the student's
 function, messages) and ``_compare`` (comparing results, naming a mistake) hold what they
 share; ``graded`` loads a check afresh for grading. ``CHAPTERS`` below names each
@@ -176,6 +176,20 @@ The checks, with the signature of the function they take (masks: bool, True = ma
     check_next_token_distribution(fn)
                                     fn(logits (N, V), temperature, top_k) -> probabilities
                                     (N, V), the distribution generation.sample_next draws from.
+10 encoder-only model (the mistakes each names: see ch10_masked_tokens, ch10_encoder_only)
+    check_bert_masking(fn)          fn(tokens (B, L), maskable (B, L) bool, choose (B, L), kind
+                                    (B, L) uniform draws, random_ids (B, L), mask_id, pad_id,
+                                    mask_rate) -> (inputs, targets), as masking.mask_tokens:
+                                    chosen = maskable & (choose < mask_rate); mask_id where kind
+                                    < 0.8, random_ids where 0.8 <= kind < 0.9; targets the
+                                    originals where chosen, pad_id elsewhere.
+    check_masked_token_loss(fn)     fn(logits (B, L, V), targets (B, L), pad_id) -> scalar: the
+                                    mean cross-entropy over the positions whose target is not
+                                    pad_id (the chosen ones).
+    check_bidirectional_mask(fn)    fn(tokens (B, L), pad_id) -> bool (B, 1, 1, L), the padding
+                                    mask alone (no causal part), as masks.padding_mask.
+    check_sentence_vector(fn)       fn(hidden (B, L, D), tokens (B, L), pad_id) -> (B, D), the
+                                    mean over each sentence's real tokens (mean_over_tokens).
 """
 
 from __future__ import annotations
@@ -213,6 +227,8 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
     "ch09_language_model": ("check_decoder_only_mask", "check_next_token_targets"),
     "ch09_prompt_loss": ("check_prompt_loss_mask",),
     "ch09_sampling": ("check_next_token_distribution",),
+    "ch10_masked_tokens": ("check_bert_masking", "check_masked_token_loss"),
+    "ch10_encoder_only": ("check_bidirectional_mask", "check_sentence_vector"),
 }
 _MODULE_OF = {check: module for module, checks in CHAPTERS.items() for check in checks}
 

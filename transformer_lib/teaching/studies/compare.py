@@ -44,8 +44,9 @@ def clearly_better(ours: Sequence[float], theirs: Sequence[float]) -> bool:
 
 
 def _digits(values: Sequence[float]) -> int:
-    """Three decimals for rates below 1 (AER), else one (BLEU), as ``ablation.spread``."""
-    return 3 if max(abs(v) for v in values) < 1 else 1
+    """Three decimals for rates from 0 to 1 (AER, accuracy), else one (BLEU), as
+    ``ablation.spread``."""
+    return 3 if max(abs(v) for v in values) <= 1 else 1
 
 
 @dataclass(frozen=True)

@@ -123,6 +123,12 @@ class Corpus:
         return classification_batches(*self.held_out, n_classes=2, batch_size=100)
 
 
+def start_model(corpus: Corpus, seed: int) -> EncoderOnlyModel:
+    """``seed``'s untrained encoder: where pretraining starts, and the random start."""
+    torch.manual_seed(seed)
+    return EncoderOnlyModel(corpus.config())
+
+
 def pretrain(
     corpus: Corpus,
     seed: int,
@@ -132,8 +138,7 @@ def pretrain(
 ) -> tuple[EncoderOnlyModel, dict]:
     """An encoder-only model pretrained from ``seed``'s start on masked tokens of
     ``corpus.text`` (each epoch masked anew) for ``steps`` steps; ``train``'s history."""
-    torch.manual_seed(seed)
-    model = EncoderOnlyModel(corpus.config()).to(device)
+    model = start_model(corpus, seed).to(device)
 
     def batches(epoch):  # the same (seed, epoch) always masks the same positions
         return masked_token_batches(
@@ -185,8 +190,7 @@ def fine_tune(
     from a copy of ``pretrained``, or, when it is None, from ``seed``'s untrained weights
     (the start :func:`pretrain` leaves with the same seed). The head's start, the dropout
     and the batches come from ``seed`` alone, the same for both."""
-    torch.manual_seed(seed)
-    fresh = EncoderOnlyModel(corpus.config())
+    fresh = start_model(corpus, seed)  # built either way: the same random state after it
     backbone = fresh if pretrained is None else copy.deepcopy(pretrained).cpu()
     torch.manual_seed(10_000 + seed)  # the head's start and the dropout: equal for both
     classifier = SentenceClassifier(backbone, n_classes=2).to(device)
