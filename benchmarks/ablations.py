@@ -19,10 +19,13 @@ evaluation step (equal steps) and at the time the fastest run needed for it (equ
 read off each run's curve). BLEU and AER do not depend on the machine's speed; the
 seconds do, so time the runs on a quiet machine, one at a time.
 
+A study on another recipe (``OTHER_STUDIES``) is stored in its own file: ``--studies
+"former stack" --eval-at 100 200 300`` writes ``benchmarks/results/stack_study_d128.csv``,
+the first stack study, on notebook 07's former recipe (d_model 128, dropout 0.1,
+3000-token batches).
+
 ``--summary`` trains nothing: it prints the stored rows' summary (and, for the whole study,
-redraws its figure from them); with ``--out`` it reads another file,
-such as ``benchmarks/results/stack_study_d128.csv`` (the first stack study, on the former
-recipe: d_model 128, dropout 0.1, 3000-token batches; its variants' names are its own).
+redraws its figure from them).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from transformer_lib.teaching import viz  # noqa: E402
 from transformer_lib.teaching.studies.ablation import (  # noqa: E402
     BASE,
     FIELDS,
+    OTHER_STUDIES,
     STUDIES,
     Corpus,
     final_scores,
@@ -55,6 +59,7 @@ from _common import ABOUT, provenance, write_rows  # noqa: E402  (benchmarks/ is
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks/results/ablations.csv"
+OTHER_OUT = {"former stack": ROOT / "benchmarks/results/stack_study_d128.csv"}
 
 
 def report(rows: list[dict], title: str, names: list[str]) -> list[str]:
@@ -88,29 +93,29 @@ def draw(rows: list[dict], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--studies", nargs="+", default=list(STUDIES), choices=list(STUDIES))
+    studies = {**STUDIES, **OTHER_STUDIES}
+    parser.add_argument("--studies", nargs="+", default=list(STUDIES), choices=list(studies))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--eval-at", type=int, nargs="+", default=[200, 400, 600])
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, help="default: the study's own file")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (at most 2)")
     parser.add_argument("--device", default=None, help="default: COURSE_DEVICE, else GPU, else CPU")
     parser.add_argument(
         "--summary", action="store_true", help="train nothing: summarise the stored rows"
     )
     args = parser.parse_args(argv)
+    others = [study for study in args.studies if study in OTHER_STUDIES]
+    if others and len(args.studies) > 1:
+        parser.error(f"--studies: {others[0]!r} is on another recipe; ask for it alone")
+    args.out = args.out or (OTHER_OUT[others[0]] if others else OUT)
 
     torch.set_num_threads(max(1, min(args.threads, 2, os.cpu_count() or 1)))
     device = get_device(args.device)
     rows = read_rows(args.out)
-    if args.summary and args.out != OUT:  # another study: its own variants, in file order
-        print(
-            "\n".join(report(rows, args.out.name, list(dict.fromkeys(r["variant"] for r in rows))))
-        )
-        return
     if not args.summary:
         corpus, about = Corpus(), provenance(device)
         done = {(row["variant"], row["seed"]) for row in rows}
-        names = dict.fromkeys(name for study in args.studies for name in STUDIES[study])
+        names = dict.fromkeys(name for study in args.studies for name in studies[study])
         for seed in args.seeds:  # seeds outermost: an early stop leaves every variant a seed
             for name in names:
                 if (name, seed) in done:
@@ -122,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
                 rows += [{**row, **about} for row in new]
                 write_rows(args.out, rows, FIELDS + ABOUT)
     for study in args.studies:
-        print("\n".join(report(rows, study, STUDIES[study])))
+        print("\n".join(report(rows, study, studies[study])))
     if args.studies == list(STUDIES):  # the whole study: its figure too
         draw(rows, args.out.with_suffix(".png"))
 

@@ -68,7 +68,7 @@ def test_train_variant_scores_at_every_step_asked_for(one_thread):
 
 
 def test_every_study_names_known_variants_and_each_changes_one_thing():
-    for names in ablation.STUDIES.values():
+    for names in [*ablation.STUDIES.values(), *ablation.OTHER_STUDIES.values()]:
         assert set(names) <= set(ablation.VARIANTS)
     for name, variant in ablation.VARIANTS.items():
         for field in variant.get("train", {}):
@@ -134,3 +134,15 @@ def test_a_re_run_lands_where_the_measured_machines_did_once_converged(one_threa
         values = [row[metric] for row in measured]
         low, high = min(values) - margin, max(values) + margin
         assert low <= again[metric] <= high, (metric, again[metric], (low, high))
+
+
+def test_the_former_recipe_changes_the_model_and_the_batches_alone():
+    """'former: paper' is notebook 07's translator on its former recipe, and each former
+    variant differs from it in the stack alone (as today's variants differ from today's)."""
+    paper = ablation.VARIANTS["former: paper"]
+    assert paper["train"] == {"max_tokens": 3000}
+    config = ablation.recipe_config(200, 300, **paper["config"])
+    assert (config.d_model, config.d_ff, config.dropout) == (128, 512, 0.1)
+    assert config.attention_init == "separate"
+    for name in ablation.OTHER_STUDIES["former stack"]:
+        assert ablation.VARIANTS[name]["train"] == paper["train"], name

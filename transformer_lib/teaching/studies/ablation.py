@@ -90,6 +90,26 @@ STUDIES: dict[str, list[str]] = {
     "norm": [BASE, "pre-norm"],
     "warmup": ["warmup 25", BASE, "warmup 400"],
 }
+# Notebook 07's former recipe (d_model 128, d_ff 512, dropout 0.1, 3000-token batches, the
+# paper-era start of W^Q, W^K, W^V), on which nn.Transformer's differences were first studied
+# (notebook 08, section 5; benchmarks/results/stack_study_d128.csv, scored at steps 100-300).
+FORMER = {"d_model": 128, "d_ff": 512, "dropout": 0.1, "attention_init": "separate"}
+FORMER_STACK = {
+    "paper": {},
+    "attention dropout": {"attention_dropout": 0.1},
+    "final norm": {"final_norm": True},
+    "fused init": {"attention_init": "fused"},
+    "all three": {"attention_init": "fused", "attention_dropout": 0.1, "final_norm": True},
+}
+VARIANTS |= {
+    f"former: {name}": {"config": {**FORMER, **config}, "train": {"max_tokens": 3000}}
+    for name, config in FORMER_STACK.items()
+}
+VARIANTS["former: nn.Transformer"] = {**VARIANTS["former: paper"], "model": "torch"}
+# Studies on another recipe than notebook 07's, each stored in its own file
+OTHER_STUDIES: dict[str, list[str]] = {
+    "former stack": [f"former: {name}" for name in [*FORMER_STACK, "nn.Transformer"]],
+}
 METRICS = ("valid_bleu", "longer_bleu", "valid_aer")
 FIELDS = ["variant", "seed", "step", "seconds", "loss", *METRICS]
 
