@@ -10,6 +10,7 @@ import csv
 import datetime
 import platform
 import resource
+import shlex
 import subprocess
 import sys
 import time
@@ -63,7 +64,7 @@ def provenance(device) -> dict:
         ]
         cpu = names[0].split(":", 1)[1].strip() if names else cpu
     return {
-        "command": " ".join(["python", *sys.argv]),
+        "command": shlex.join(["python", *sys.argv]),  # quoted: it runs as it reads
         "commit": commit.stdout.strip() + ("+uncommitted" if dirty.stdout.strip() else ""),
         "machine": f"{cpu}, {torch.get_num_threads()} threads, torch {torch.__version__}, {device.type}",
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
