@@ -40,11 +40,13 @@ from transformer_lib._checks import fail
 from transformer_lib.data import (
     concatenate_pairs,
     encode_pairs,
+    language_model_batches,
     load_split,
     tokenize,
 )
 from transformer_lib.data.vocab import SEP, joint_vocab
 from transformer_lib.model.config import TransformerConfig
+from transformer_lib.model.language_model import LanguageModel, perplexity
 from transformer_lib.model.lm_translation import LanguageModelTranslator
 from transformer_lib.model.transformer import Transformer, count_parameters
 from transformer_lib.teaching.studies import ablation
@@ -55,6 +57,7 @@ from transformer_lib.teaching.studies.ablation import (  # noqa: F401 (read_rows
     read_rows,
     summarize,
 )
+from transformer_lib.train import make_optimizer, make_scheduler, train
 from transformer_lib.train.evaluate import evaluate_translations
 
 ENCODER_DECODER, DECODER_ONLY = "encoder-decoder", "decoder-only"
@@ -182,3 +185,31 @@ def scores_at_time(rows: list[dict], names: list[str], metric: str) -> dict[str,
         name: [ablation.at_time(run, metric, seconds) for run in runs]
         for name, runs in ablation.runs_by_variant(rows, names).items()
     }
+
+
+# Notebook 09's language model (its section 2): German alone, notebook 07's widths, trained
+# for 150 steps; tests/test_quality.py holds its valid perplexity to the measured band.
+LM_MODEL = {**MODEL, "n_decoder_layers": 2, "max_len": 96}
+LM_STEPS, LM_WARMUP, LM_PEAK_LR, LM_MAX_TOKENS = 150, 50, 5e-3, 1500
+
+
+def language_model_perplexity(seed: int, corpus: ablation.Corpus) -> dict:
+    """Train notebook 09's language model with ``seed`` (initial weights and batch order;
+    seed 0 gives the notebook's run) on the German side of ``corpus``'s training pairs;
+    its valid perplexity and last training loss."""
+    _, tgt_vocab = corpus.vocabs
+    sequences = [tgt for _, tgt in corpus.pairs]
+    valid = [tgt_vocab.encode(tokenize(ex.tgt)) for ex in corpus.valid]
+    torch.manual_seed(seed)
+    model = LanguageModel(TransformerConfig.decoder_only(len(tgt_vocab), **LM_MODEL))
+    optimizer = make_optimizer(model)
+    scheduler = make_scheduler(optimizer, model.config.d_model, LM_WARMUP, peak_lr=LM_PEAK_LR)
+
+    def batches(epoch: int):  # seed 0 gives notebook 09's batches
+        return language_model_batches(
+            sequences, max_tokens=LM_MAX_TOKENS, shuffle=True, seed=1000 * seed + epoch
+        )
+
+    history = train(model, batches, optimizer, scheduler, steps=LM_STEPS, label_smoothing=0.0)
+    valid_batches = language_model_batches(valid, max_tokens=LM_MAX_TOKENS)
+    return {"perplexity": perplexity(model, valid_batches), "loss": history["loss"][-1]}
