@@ -70,15 +70,20 @@ zh: $(STAMP)
 TEST_JOBS ?= 2
 test: $(STAMP) $(HUB_PROXY)
 	$(VENV)/bin/ruff check .
-	OMP_NUM_THREADS=1 $(VPY) -m pytest -n $(TEST_JOBS) tests
+	OMP_NUM_THREADS=1 $(VPY) -m pytest -n $(TEST_JOBS) --dist loadgroup tests
 	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target \
 		test-notebooks-en test-notebooks-zh
 
 .PHONY: test-notebooks-en test-notebooks-zh
 test-notebooks-en: $(STAMP)
 	$(VPY) -m pytest $(NBVAL)
+# The Chinese edition's run also records every figure's text as it is drawn (COURSE_FIGURE_TEXT,
+# transformer_lib/fonts.py), and tests/test_zh_english.py then looks for English in it.
+FIGURE_TEXT := build/zh_CN_figure_text.jsonl
 test-notebooks-zh: $(STAMP)
-	$(VPY) -m pytest $(NBVAL_ZH)
+	rm -f $(FIGURE_TEXT)
+	COURSE_FIGURE_TEXT=$(CURDIR)/$(FIGURE_TEXT) $(VPY) -m pytest $(NBVAL_ZH)
+	COURSE_FIGURE_TEXT=$(CURDIR)/$(FIGURE_TEXT) $(VPY) -m pytest -q -m figure_text tests/test_zh_english.py
 
 # The same tests under each of PyTorch's portable CPU kernel sets (`default`, `avx2`; the
 # kernel set decides summation order, so results differ in the last bits) at 1 and at 2

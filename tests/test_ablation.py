@@ -92,50 +92,6 @@ def test_the_stored_rows_are_complete(name):
     assert all(row["command"] and row["commit"] and row["machine"] and row["date"] for row in rows)
 
 
-# Measured with benchmarks/cross_machine.py (results/cross_machine.csv, one clean commit, one
-# AMD EPYC): notebook 07's recipe, seeds 0 to 2, under the `default` and `avx2` kernel sets and
-# the one PyTorch picks by itself (`avx512` there), each at 1 and 2 threads. Mid-training (step
-# 200) the same seed lands many BLEU apart across settings: too steep a point of the curve to
-# compare at all. At the end of the run (step 800) it lands closer; a re-run of seed 0 must
-# land within these margins of its measured range, each wider than the widest range of any
-# seed over the settings (test_the_margins_are_wider_than_the_measured_spread).
-CONVERGED_STEP = 800
-MARGIN = {"valid_bleu": 3.0, "valid_aer": 0.1}
-
-
-def _converged(seed: int | None = None) -> list[dict]:
-    return [
-        row
-        for row in ablation.read_rows(RESULTS / "cross_machine.csv")
-        if (row["variant"], row["step"]) == (ablation.BASE, CONVERGED_STEP)
-        and (seed is None or row["seed"] == seed)
-    ]
-
-
-def test_the_margins_are_wider_than_the_measured_spread():
-    rows = _converged()
-    for metric, margin in MARGIN.items():
-        widest = max(
-            max(r[metric] for r in rows if r["seed"] == seed)
-            - min(r[metric] for r in rows if r["seed"] == seed)
-            for seed in {r["seed"] for r in rows}
-        )
-        assert widest < margin, (metric, widest, margin)
-
-
-@pytest.mark.slow
-def test_a_re_run_lands_where_the_measured_machines_did_once_converged(one_thread):
-    """Train notebook 07's recipe with seed 0 again to step 800 (about a minute on one core):
-    its valid BLEU and AER must land near the range measured across kernel sets and threads."""
-    measured = _converged(seed=0)
-    assert len({(row["asked"], row["threads"]) for row in measured}) >= 6
-    (again,) = ablation.train_variant(ablation.BASE, 0, ablation.Corpus(), [CONVERGED_STEP])
-    for metric, margin in MARGIN.items():
-        values = [row[metric] for row in measured]
-        low, high = min(values) - margin, max(values) + margin
-        assert low <= again[metric] <= high, (metric, again[metric], (low, high))
-
-
 def test_the_former_recipe_changes_the_model_and_the_batches_alone():
     """'former: paper' is notebook 07's translator on its former recipe, and each former
     variant differs from it in the stack alone (as today's variants differ from today's)."""

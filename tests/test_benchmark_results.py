@@ -24,6 +24,7 @@ COLUMNS = {  # each committed CSV and the columns its benchmark writes
     "stack_study_d128.csv": ABLATION_FIELDS + _common.ABOUT,
     "decoder_only.csv": ABLATION_FIELDS + _common.ABOUT,  # benchmarks/decoder_only.py
     "cross_machine.csv": cross_machine.FIELDS,
+    "cross_machine_lm.csv": cross_machine.LM_FIELDS,
     "translator_seeds.csv": translator_seeds.FIELDS,
     "encoder_only.csv": ENCODER_ONLY_FIELDS + _common.ABOUT,  # benchmarks/encoder_only.py
 }
@@ -59,6 +60,20 @@ def test_the_cross_machine_rows_come_from_one_clean_commit_and_every_setting():
     assert all(kernels == asked for asked, kernels, _ in settings if asked != "native")
     steps = sum(len(steps) for steps in cross_machine.RUNS.values())
     assert len(rows) == len(settings) * len(cross_machine.SEEDS) * steps
+
+
+def test_the_language_models_cross_machine_rows_cover_every_setting_from_one_clean_commit():
+    with open(
+        BENCHMARKS / "results" / "cross_machine_lm.csv", newline="", encoding="utf-8"
+    ) as file:
+        rows = list(csv.DictReader(file))
+    assert len({row["commit"] for row in rows}) == 1 and "+" not in rows[0]["commit"]
+    assert sorted((r["asked"], r["threads"], r["seed"]) for r in rows) == sorted(
+        (asked, threads, str(seed))
+        for asked in ("default", "avx2", "native")
+        for threads in ("1", "2")
+        for seed in cross_machine.SEEDS
+    )
 
 
 # Made from trees nobody can rebuild, and not yet rerun from a committed one (issue 44): each

@@ -26,6 +26,7 @@ import nbgrader_metadata  # noqa: E402
 
 BEGIN, END = nbgrader_metadata.BEGIN, nbgrader_metadata.END
 STUB = 'raise NotImplementedError("Exercise: write your solution here")'
+STUB_ZH = 'raise NotImplementedError("练习：在这里写下你的解答")'  # the Chinese edition's
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 ZH_EDITION = bs.NOTEBOOKS / "zh_CN"
 
@@ -34,12 +35,12 @@ def _source(cell) -> str:
     return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
-def _stubbed(source: str) -> str:
+def _stubbed(source: str, stub: str = STUB) -> str:
     """What the student edition must hold: each marked block replaced by the indented stub."""
     out, inside = [], False
     for line in source.split("\n"):
         if line.strip() == BEGIN:
-            out.append(line[: len(line) - len(line.lstrip())] + STUB)
+            out.append(line[: len(line) - len(line.lstrip())] + stub)
         if line.strip() in (BEGIN, END):
             inside = line.strip() == BEGIN
         elif not inside:
@@ -62,14 +63,14 @@ def _outputs_text(notebook) -> str:
     return json.dumps([cell.get("outputs", []) for cell in notebook["cells"]], ensure_ascii=False)
 
 
-def assert_is_student_edition(original: dict, student) -> int:
+def assert_is_student_edition(original: dict, student, stub: str = STUB) -> int:
     """Stubs where the markers were, no solution line left, no output; the rest unchanged."""
     assert len(student.cells) == len(original["cells"])
     assert "widgets" not in student.metadata
     exercises = 0
     for before, after in zip(original["cells"], student.cells):
         assert (after.cell_type, after.get("id")) == (before["cell_type"], before.get("id"))
-        assert after.source == _stubbed(_source(before))
+        assert after.source == _stubbed(_source(before), stub)
         if after.cell_type == "code":
             assert after.outputs == [] and after.execution_count is None
         if BEGIN in _source(before):
@@ -127,6 +128,22 @@ def test_a_student_edition_has_stubs_and_no_outputs(tmp_path):
     )
 
 
+def test_the_chinese_edition_gets_the_chinese_stub(tmp_path):
+    """The language the notebook's first code cell chooses decides the stub's."""
+    chinese = json.loads(json.dumps(SYNTHETIC))
+    chinese["cells"][1]["source"] = [
+        "from transformer_lib.i18n import set_language\n\n",
+        'set_language("zh_CN")\n',
+        "import torch",
+    ]
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "01_x.ipynb").write_text(json.dumps(chinese), encoding="utf-8")
+    assert make_student.main(["--src", str(tmp_path / "src"), "--out", str(tmp_path / "out")]) == 0
+    student = nbformat.read(tmp_path / "out" / "01_x.ipynb", as_version=4)
+    assert assert_is_student_edition(chinese, student, STUB_ZH) == 1
+    assert STUB_ZH in student.cells[2].source and "Exercise" not in student.cells[2].source
+
+
 def test_notebooks_without_up_to_date_metadata_are_refused(tmp_path, capsys):
     stale = json.loads(json.dumps(SYNTHETIC))
     del stale["cells"][3]["metadata"]["nbgrader"]
@@ -154,7 +171,8 @@ def editions(tmp_path_factory) -> dict[Path, Path]:
 def test_the_course_builds_a_student_edition(editions, path):
     original = json.loads(path.read_text(encoding="utf-8"))
     student = nbformat.read(editions[path.parent] / path.name, as_version=4)
-    assert assert_is_student_edition(original, student) > 0, f"{path.name} has no exercise"
+    stub = STUB_ZH if path.parent == ZH_EDITION else STUB
+    assert assert_is_student_edition(original, student, stub) > 0, f"{path.name} has no exercise"
 
 
 def _unwrapped(text: str) -> str:

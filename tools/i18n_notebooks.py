@@ -16,7 +16,8 @@ Usage: python tools/i18n_notebooks.py {extract,build,stats,library} [--lang zh_C
 - ``library`` updates the library's catalogue,
   ``transformer_lib/locale/<lang>/LC_MESSAGES/transformer_lib.po``, as ``pybabel extract``
   and ``pybabel update`` would: from the messages the library marks with ``_()`` and
-  ``N_()``, and from the sentences the English notebooks print with ``say()``
+  ``N_()``, and from the sentences the English notebooks print with ``say()`` (or show in a
+  figure with ``_()``)
   (``transformer_lib.i18n.say``: a printed sentence is translated where it is printed,
   so the same code prints Chinese in the Chinese edition).
 
@@ -276,21 +277,26 @@ def build(notebook_path: Path, lang: str) -> Path:
     return out
 
 
+LOOKUPS = ("say", "_", "i18n._")  # the calls whose first argument the catalogue must hold
+
+
 def said(notebook: dict, name: str) -> list[str]:
-    """The sentences ``notebook``'s code prints with ``say(...)``, in order. A sentence that
-    is not a string literal cannot be put in the catalogue: an error naming its cell."""
+    """The sentences ``notebook``'s code prints with ``say(...)`` or looks up with ``_(...)``
+    (a figure's title, ``_("...").format(...)``), in order. A sentence that is not a string
+    literal cannot be put in the catalogue: an error naming its cell."""
     found = []
     for number, cell in enumerate(notebook["cells"]):
         if cell["cell_type"] != "code":
             continue
         for node in ast.walk(ast.parse(_source(cell))):
-            if not (isinstance(node, ast.Call) and ast.unparse(node.func) == "say"):
+            if not (isinstance(node, ast.Call) and ast.unparse(node.func) in LOOKUPS):
                 continue
             first = node.args[0] if node.args else None
             if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
                 raise ValueError(
-                    f"{name}, code cell {number} ({cell['id']}): say() takes its sentence as "
-                    f"a string literal (its values as keywords); got {ast.unparse(node)}"
+                    f"{name}, code cell {number} ({cell['id']}): {ast.unparse(node.func)}() "
+                    f"takes its sentence as a string literal (its values as keywords); "
+                    f"got {ast.unparse(node)}"
                 )
             found.append(first.value)
     return found
@@ -302,7 +308,7 @@ def library_catalogue_path(lang: str) -> Path:
 
 def library_template(notebooks: list[Path]) -> Catalog:
     """What the library's catalogue must hold: the library's ``_()`` and ``N_()`` messages,
-    then the sentences ``notebooks`` print with ``say()``."""
+    then the sentences ``notebooks`` print with ``say()`` or look up with ``_()``."""
     catalog = Catalog(project="transformer_lib", version="0.1", fuzzy=False)
     marked = extract_from_dir(str(LIBRARY), keywords={"_": None, "N_": None})
     for _, _, message, comments, context in marked:

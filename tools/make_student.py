@@ -6,8 +6,10 @@ The committed notebooks are the instructor edition. Each one goes through the st
 ``nbgrader generate_assignment`` applies, without an nbgrader course or its database:
 
 - ClearSolutions: each block from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` becomes
-  ``raise NotImplementedError("Exercise: write your solution here")`` at the same indent,
-  so the check below it reports "not implemented yet";
+  ``raise NotImplementedError("Exercise: write your solution here")`` at the same indent
+  (in the Chinese edition, ``raise NotImplementedError("练习：在这里写下你的解答")``: the
+  language its first code cell chooses with ``set_language``), so the check below it
+  reports "not implemented yet";
 - ClearOutput: every output and execution count is cleared, and the saved widget state
   goes too, so nothing of the instructor's run (a check's ✓ line that spells the answer
   out, a figure drawn from the solution) is handed out;
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -56,9 +60,29 @@ PREPROCESSORS = (
 )
 
 
-def course_config() -> Config:
-    """The course's nbgrader settings, read from tools/nbgrader_config.py."""
-    return PyFileConfigLoader("nbgrader_config.py", path=str(TOOLS)).load_config()
+def course_config(language: str = "en") -> Config:
+    """The course's nbgrader settings for an edition in ``language``, read from
+    tools/nbgrader_config.py (which reads the language from COURSE_LANG)."""
+    saved = os.environ.get("COURSE_LANG")
+    os.environ["COURSE_LANG"] = language
+    try:
+        return PyFileConfigLoader("nbgrader_config.py", path=str(TOOLS)).load_config()
+    finally:
+        if saved is None:
+            del os.environ["COURSE_LANG"]
+        else:
+            os.environ["COURSE_LANG"] = saved
+
+
+_LANGUAGE_LINE = re.compile(r'^set_language\("(\w+)"\)', re.MULTILINE)
+
+
+def edition_language(notebook: nbformat.NotebookNode) -> str:
+    """The language ``notebook``'s first code cell chooses (``set_language("zh_CN")``), "en"
+    where it chooses none."""
+    first = next((cell for cell in notebook.cells if cell.cell_type == "code"), None)
+    chosen = _LANGUAGE_LINE.search(first.source) if first is not None else None
+    return chosen[1] if chosen else "en"
 
 
 def student_notebook(notebook: nbformat.NotebookNode, name: str = "notebook"):
@@ -70,7 +94,7 @@ def student_notebook(notebook: nbformat.NotebookNode, name: str = "notebook"):
             f"{name}: its nbgrader cell metadata is missing or out of date; "
             "run `python tools/nbgrader_metadata.py` first"
         )
-    config, resources = course_config(), {}
+    config, resources = course_config(edition_language(notebook)), {}
     for preprocessor in PREPROCESSORS:
         try:
             notebook, resources = preprocessor(config=config).preprocess(notebook, resources)

@@ -15,6 +15,11 @@ Text with values in it is a template filled after the lookup, so that one catalo
 serves every value: ``_("got {shape}").format(shape=...)``, never an f-string inside ``_()``.
 A notebook prints its own sentences the same way, with :func:`say`; they are in the same
 catalogue (``tools/i18n_notebooks.py library`` collects them from the English notebooks).
+
+A figure's text is ``_()`` too, ``ax.set_title(_("Learning to reverse"))``: in Chinese the
+library draws it with a CJK font found on the machine, and in English (with one notice
+saying which font to install) where there is none, so that a figure never shows a box for a
+missing glyph (:mod:`transformer_lib.fonts`; :func:`english` reads the catalogue backwards).
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ import gettext
 import io
 import os
 import re
+import sys
 import unicodedata
 from importlib import resources
 
+from transformer_lib import fonts
 from transformer_lib._checks import fail
 
 LOCALE_DIR = resources.files(__package__) / "locale"
@@ -48,6 +55,16 @@ def set_language(language: str) -> None:
     (``exercises/graded.py``), and a process the notebook starts."""
     _check_language("language", language)
     os.environ["COURSE_LANG"] = language
+    _prepare_figures(language)
+
+
+def _prepare_figures(language: str) -> None:
+    """Chinese figures get a CJK font (or English text where none is installed); with
+    ``COURSE_FIGURE_TEXT`` set, every figure's text is recorded (:mod:`transformer_lib.fonts`)."""
+    if language != "en":
+        fonts.use_cjk_font(english)
+    elif os.environ.get(fonts.ENV_RECORD):
+        fonts.install_figure_hook()
 
 
 def current_language() -> str:
@@ -59,23 +76,95 @@ def current_language() -> str:
 
 
 @functools.cache
+def _catalogue(language: str):
+    """The language's catalogue (a babel ``Catalog``), read from its .po file."""
+    from babel.messages import pofile
+
+    with (LOCALE_DIR / language / "LC_MESSAGES" / f"{DOMAIN}.po").open("rb") as po:
+        return pofile.read_po(po, locale=language)
+
+
+@functools.cache
 def _translations(language: str) -> gettext.NullTranslations:
     if language == "en":
         return gettext.NullTranslations()
     # Compiled from the .po on first use (no .mo file to go stale beside its source).
-    from babel.messages import mofile, pofile
+    from babel.messages import mofile
 
-    with (LOCALE_DIR / language / "LC_MESSAGES" / f"{DOMAIN}.po").open("rb") as po:
-        catalog = pofile.read_po(po, locale=language)
     compiled = io.BytesIO()
-    mofile.write_mo(compiled, catalog)
+    mofile.write_mo(compiled, _catalogue(language))
     compiled.seek(0)
     return gettext.GNUTranslations(compiled)
 
 
+_figures_prepared: set[str] = set()
+
+
 def _(message: str) -> str:
     """``message`` in the course's language (itself in English, or when not translated)."""
-    return _translations(current_language()).gettext(message)
+    language = current_language()
+    if language != "en" and language not in _figures_prepared and "matplotlib" in sys.modules:
+        # COURSE_LANG chose Chinese without set_language: a figure may be on its way.
+        _figures_prepared.add(language)
+        _prepare_figures(language)
+    return _translations(language).gettext(message)
+
+
+_FIELD = re.compile(r"\{(\w*)(?:[!:][^{}]*)?\}")
+
+
+@functools.cache
+def _backwards(language: str) -> tuple[dict[str, str], list[tuple[re.Pattern, str]]]:
+    """The catalogue read backwards: {translation: English} for the messages without
+    fields, and (pattern of the translation, English) for the templates."""
+    exact, templates = {}, []
+    for message in _catalogue(language):
+        if not message.id or not message.string or not isinstance(message.id, str):
+            continue
+        if not _FIELD.search(message.id):
+            exact.setdefault(message.string, message.id)
+            continue
+        if not _FIELD.sub("", message.string).strip():  # "{text}" alone: matches anything
+            continue
+        pattern, seen, at = "", set(), 0
+        for field in _FIELD.finditer(message.string):
+            pattern += re.escape(message.string[at : field.start()])
+            name = field[1]
+            pattern += f"(?P={name})" if name in seen else f"(?P<{name}>.+?)"
+            seen.add(name)
+            at = field.end()
+        pattern += re.escape(message.string[at:])
+        try:
+            templates.append((re.compile(pattern, re.DOTALL), message.id))
+        except re.error:  # a positional field "{}" or an odd name: left to the exact lookup
+            continue
+    # The template with the most words of its own first: "{a}：{b}" matches nearly anything.
+    templates.sort(key=lambda template: -len(_FIELD.sub("", template[1])))
+    return exact, templates
+
+
+def english(text: str) -> str | None:
+    """The English that ``text``, a message in the course's language as ``_()`` returns it
+    (a template's fields filled in), was translated from; None when the catalogue holds no
+    such translation. How a figure falls back to English where no CJK font is installed."""
+    language = current_language()
+    if language == "en":
+        return text
+    exact, templates = _backwards(language)
+    if text in exact:
+        return exact[text]
+    for pattern, message in templates:
+        match = pattern.fullmatch(text)
+        if not match:
+            continue
+        # A value in Chinese must itself be a message ("{what}：{value}" matches anything).
+        values = {
+            name: english(v) if has_cjk(v) and v != text else v
+            for name, v in match.groupdict().items()
+        }
+        if None not in values.values():
+            return _FIELD.sub(lambda field, v=values: v.get(field[1], field[0]), message)
+    return None
 
 
 def say(template: str, /, **values: object) -> None:
@@ -94,9 +183,8 @@ def N_(message: str) -> str:
 
 # Chinese has no spaces: a line may break between any two CJK characters, but not before
 # closing punctuation (it moves to the next line with the character before it).
-_CJK = "\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef"
+_CJK = fonts.CJK_CHARACTERS
 _PIECES = re.compile(rf"\s+|[{_CJK}]|[^\s{_CJK}]+")
-_A_CJK_CHARACTER = re.compile(f"[{_CJK}]")
 _NO_LINE_START = set("，。、；：！？）》」』】”’…")
 
 
@@ -126,5 +214,4 @@ def wrap_cjk(paragraph: str, width: int) -> list[str]:
     return ["".join(line) for line in lines]
 
 
-def has_cjk(text: str) -> bool:
-    return _A_CJK_CHARACTER.search(text) is not None
+has_cjk = fonts.has_cjk

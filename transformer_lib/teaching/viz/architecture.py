@@ -6,6 +6,7 @@ from __future__ import annotations
 from matplotlib.axes import Axes
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 
+from transformer_lib.i18n import _
 from transformer_lib.model.config import TransformerConfig
 from transformer_lib.teaching.viz._common import LABEL_SIZE, TICK_SIZE, TITLE_SIZE, new_axes
 
@@ -178,7 +179,7 @@ def plot_architecture(ax: Axes | None = None, config: TransformerConfig | None =
             ha="center",
             fontsize=LABEL_SIZE - 1,
         )
-    title = "The Transformer (Vaswani et al., 2017, Figure 1)"
+    title = _("The Transformer (Vaswani et al., 2017, Figure 1)")
     ax.text(5.5, top + 3.3, title, ha="center", fontsize=TITLE_SIZE)
     ax.set_xlim(-0.5, 11.5)
     ax.set_ylim(-0.8, top + 3.9)
@@ -205,7 +206,7 @@ def _plot_decoder_only(ax: Axes | None, config: TransformerConfig) -> Axes:
         ha="center",
         fontsize=LABEL_SIZE - 1,
     )
-    ax.text(x + 1.0, top + 4.2, "Decoder-only: no encoder, no cross-attention",
+    ax.text(x + 1.0, top + 4.2, _("Decoder-only: no encoder, no cross-attention"),
             ha="center", fontsize=TITLE_SIZE)  # fmt: skip
     ax.set_xlim(-1.5, 8.0)
     ax.set_ylim(-0.8, top + 4.8)
