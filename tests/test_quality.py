@@ -16,15 +16,18 @@ translator's measured mean (96.9), so the language model's band catches a valid 
 
 from __future__ import annotations
 
-import csv
 import functools
 import math
 import statistics
+import sys
 from pathlib import Path
 
 import pytest
 
 from transformer_lib.teaching.studies import ablation, decoder_only
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import cross_machine  # noqa: E402  (benchmarks/ is not a package)
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 SEEDS = (0, 1, 2)
@@ -45,11 +48,7 @@ def _translator_rows() -> list[dict]:
 
 
 def _language_model_rows() -> list[dict]:
-    with open(RESULTS / "cross_machine_lm.csv", encoding="utf-8") as file:
-        rows = list(csv.DictReader(file))
-    return [
-        {**row, "seed": int(row["seed"]), "ppl": float(row["valid_perplexity"])} for row in rows
-    ]
+    return cross_machine.read_lm(RESULTS / "cross_machine_lm.csv")
 
 
 def _setting_means(rows: list[dict], value) -> list[float]:
@@ -83,7 +82,7 @@ def language_model_loss() -> float:
 
 def language_model_band() -> tuple[float, float]:
     """The band on the mean log valid perplexity of seeds 0, 1, 2."""
-    means = _setting_means(_language_model_rows(), lambda r: math.log(r["ppl"]))
+    means = _setting_means(_language_model_rows(), lambda r: math.log(r["valid_perplexity"]))
     return band(means, language_model_loss())
 
 
@@ -100,7 +99,7 @@ def test_the_language_model_band_holds_every_setting_and_fails_on_its_equivalent
     low, high = language_model_band()
     loss = language_model_loss()
     assert 0.019 < loss < 0.022  # 2 BLEU of about 97: 2.1 % of the perplexity
-    means = _setting_means(_language_model_rows(), lambda r: math.log(r["ppl"]))
+    means = _setting_means(_language_model_rows(), lambda r: math.log(r["valid_perplexity"]))
     assert len(means) >= 6
     # perplexity rises when quality is lost: a higher log perplexity is the loss
     assert all(low <= mean <= high for mean in means), (means, low, high)
