@@ -76,20 +76,10 @@ def test_the_language_models_cross_machine_rows_cover_every_setting_from_one_cle
     )
 
 
-# Made from trees nobody can rebuild, and not yet rerun from a committed one (issue 44): each
-# must leave this list when it is rerun, and no other file may join it.
-NOT_YET_RERUN = {
-    "stack_study_d128.csv": "the former recipe's stack study; rerun with --out",
-}
-
-
 @pytest.mark.parametrize("name", sorted(COLUMNS))
 def test_every_stored_study_names_the_committed_tree_that_made_it(name):
     """A commit with "+uncommitted" names a tree that no one can rebuild."""
     with open(BENCHMARKS / "results" / name, newline="", encoding="utf-8") as file:
         commits = {row["commit"] for row in csv.DictReader(file)}
     dirty = sorted(commit for commit in commits if not re.fullmatch(r"[0-9a-f]{7,40}", commit))
-    if name in NOT_YET_RERUN:
-        assert dirty, f"{name} is clean now: take it off NOT_YET_RERUN"
-    else:
-        assert not dirty, f"{name} names {dirty}: rerun it from a committed tree"
+    assert not dirty, f"{name} names {dirty}: rerun it from a committed tree"
