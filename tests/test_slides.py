@@ -85,3 +85,22 @@ def test_the_tool_moves_the_scaffolding_the_tests_rely_on():
     hidden_checks = [c for c in cells if sm.CONTROLS.match("".join(c["source"]))]
     assert tagged and all(c["cell_type"] == "code" for c in tagged)
     assert hidden_checks and all(_kind(c) == "skip" for c in hidden_checks)
+
+
+def test_an_in_more_depth_aside_is_skipped_in_both_languages():
+    """A first reading, and so the deck, skips a methodological aside (STYLE.md)."""
+
+    def markdown(text):
+        return {"cell_type": "markdown", "metadata": {}, "source": text}
+
+    for marker in ("**In more depth", "**深入一步"):
+        notebook = {
+            "metadata": {},
+            "cells": [
+                markdown("# A heading"),
+                markdown(f"{marker}: how the bootstrap counts.** Details."),
+                markdown("The point again."),
+            ],
+        }
+        kinds = [_kind(cell) for cell in sm.with_slides(notebook)["cells"]]
+        assert kinds == ["slide", "skip", None], (marker, kinds)

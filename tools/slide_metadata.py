@@ -12,6 +12,10 @@ Scaffolding (the tests read it from metadata, the audience never sees it):
   out of the widget's cell into a new code cell of their own, right after it, skipped;
 - an exercise's solution cell is skipped; its text and its check cell stay on the slide.
 
+Asides (STYLE.md): a Markdown cell that opens with ``**In more depth`` (the Chinese
+edition's ``**深入一步``) is a methodological aside a first reading can skip, and the
+slides skip it too.
+
 Slides (jupyterlab-slideshow 0.3.4, where → goes to the next cell that is a slide, a
 fragment or a plain cell, and only ↓ reaches a subslide):
 - the first cell, and each Markdown cell that opens with a heading or with
@@ -54,6 +58,7 @@ IGNORE_MARKER, IGNORE_TAG = "# NBVAL_IGNORE_OUTPUT", "nbval-ignore-output"
 MIRRORS = re.compile(r"^# mirrors: (transformer_lib(?:\.\w+)+(?: as \w+)?)\s*$")
 CONTROLS = re.compile(r"^assert\b.*\.controls\b")
 SLIDE_START = re.compile(r"^(#{1,6} |\*\*Exercise)")
+ASIDES = ("**In more depth", "**深入一步")
 
 # Deck-mode sizes in px on a 1400×900 screen, fitted to Chromium's (estimates err on the
 # tall side: at most 20 px short on notebooks 00-07).
@@ -165,7 +170,8 @@ def _split_control_checks(cells: list[dict]) -> list[dict]:
 def _is_hidden(cell: dict, solutions: set[int], index: int) -> bool:
     lines = [line for line in _source(cell).split("\n") if line.strip()]
     controls_only = bool(lines) and all(CONTROLS.match(line) for line in lines)
-    return index in solutions or (cell["cell_type"] == "code" and controls_only)
+    aside = cell["cell_type"] == "markdown" and _source(cell).startswith(ASIDES)
+    return index in solutions or aside or (cell["cell_type"] == "code" and controls_only)
 
 
 def slides(cells: list[dict], hidden: set[int]) -> list[list[int]]:
