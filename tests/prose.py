@@ -516,21 +516,39 @@ def _verdict_patterns(lang: str) -> list[tuple[str, re.Pattern]]:
         set_language(before)
 
 
+def _run_names(lang: str) -> dict[str, str]:
+    """{a run's name as ``lang`` prints it: its English name}: a verdict prints a study's
+    variants translated (``studies.labels``), and a binding's ``of`` names them in English."""
+    from transformer_lib.i18n import current_language, set_language
+    from transformer_lib.teaching.studies import labels
+
+    before = current_language()
+    set_language(lang)
+    try:
+        return {labels.localised(name): name for name in labels.VARIANTS}
+    finally:
+        set_language(before)
+
+
 _PATTERNS: dict[str, list] = {}
+_NAMES: dict[str, dict[str, str]] = {}
 
 
 def printed_verdicts(cell: dict, lang: str = "en") -> list[PrintedVerdict]:
-    """The verdicts ``studies.compare`` printed in a code cell, in order."""
+    """The verdicts ``studies.compare`` printed in a code cell, in order (the runs by their
+    English names)."""
     if lang not in _PATTERNS:
-        _PATTERNS[lang] = _verdict_patterns(lang)
+        _PATTERNS[lang], _NAMES[lang] = _verdict_patterns(lang), _run_names(lang)
+    english = _NAMES[lang]
     found = []
     for line in printed_text(cell).splitlines():
         for verdict, pattern in _PATTERNS[lang]:
             match = pattern.match(line)
             if match:
-                found.append(
-                    PrintedVerdict(verdict, match["ours"], match["theirs"], match["metric"])
+                ours, theirs = (
+                    english.get(match[side], match[side]) for side in ("ours", "theirs")
                 )
+                found.append(PrintedVerdict(verdict, ours, theirs, match["metric"]))
                 break
     return found
 

@@ -81,7 +81,7 @@ def test_the_sentence_states_the_verdict_and_the_numbers_behind_it():
 def test_the_sentence_speaks_the_course_language(monkeypatch):
     monkeypatch.setenv("COURSE_LANG", "zh_CN")  # what set_language("zh_CN") leaves
     said = compare(APART, LOW).sentence("1 head", "notebook 07", "valid BLEU")
-    assert said.startswith("在valid BLEU上，1 head优于notebook 07")
+    assert said.startswith("在valid BLEU得分上，1个头优于笔记本07")  # the names translated too
 
 
 def test_accuracies_that_reach_one_keep_three_decimals():

@@ -16,8 +16,9 @@ Usage: python tools/i18n_notebooks.py {extract,build,stats,library} [--lang zh_C
 - ``library`` updates the library's catalogue,
   ``transformer_lib/locale/<lang>/LC_MESSAGES/transformer_lib.po``, as ``pybabel extract``
   and ``pybabel update`` would: from the messages the library marks with ``_()`` and
-  ``N_()``, and from the sentences the English notebooks print with ``say()`` (or show in a
-  figure with ``_()``)
+  ``N_()``, from the templates its errors are written from (what an argument must be and
+  the hint that ``transformer_lib._checks.fail`` is given: ``error_templates``), and from
+  the sentences the English notebooks print with ``say()`` (or show in a figure with ``_()``)
   (``transformer_lib.i18n.say``: a printed sentence is translated where it is printed,
   so the same code prints Chinese in the Chinese edition).
 
@@ -41,8 +42,10 @@ import io
 import itertools
 import json
 import re
+import string
 import sys
 import tokenize
+from collections.abc import Iterator
 from pathlib import Path
 
 from babel.messages.catalog import Catalog, Message
@@ -306,13 +309,222 @@ def library_catalogue_path(lang: str) -> Path:
     return LIBRARY / "locale" / lang / "LC_MESSAGES" / "transformer_lib.po"
 
 
+# The house error, transformer_lib._checks.fail(name, expected, got, hint="", error, **values):
+# its arguments that are templates (looked up in the catalogue), by keyword and position.
+ERROR_TEMPLATES = {"expected": 1, "hint": 3}
+ERROR_NOTES = {
+    "expected": "an error: what an argument must be (`{name}` must be …; got …)",
+    "hint": "an error's hint, after `{name}` must be …; got …",
+}
+
+
+class _Module:
+    """A module of the library as the error scan reads it: its tree, each node's parent, and
+    where each imported name comes from."""
+
+    def __init__(self, path: Path, root: Path) -> None:
+        self.path = path
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        self.package = ".".join(parts[:-1] if parts[-1] != "__init__" else parts)
+        self.name = ".".join(parts) if parts[-1] != "__init__" else self.package
+        self.tree = ast.parse(path.read_text(encoding="utf-8"))
+        self.parent = {c: n for n in ast.walk(self.tree) for c in ast.iter_child_nodes(n)}
+        self.imported: dict[str, tuple[str, str]] = {}  # local name -> (module, its name)
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.ImportFrom):
+                base = self.package.split(".")[: len(self.package.split(".")) - node.level + 1]
+                module = ".".join([*base, node.module] if node.level else [node.module or ""])
+                for alias in node.names:
+                    self.imported[alias.asname or alias.name] = (module.strip("."), alias.name)
+
+    def function(self, node: ast.AST) -> ast.FunctionDef | None:
+        """The function ``node`` stands in (None at module level)."""
+        while node in self.parent:
+            node = self.parent[node]
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return node
+        return None
+
+    def top_level(self, name: str) -> list[ast.AST]:
+        """The values the module's own top-level statements bind ``name`` to."""
+        return _bound(self.tree.body, name)
+
+
+def _bound(statements: list[ast.stmt], name: str) -> list[ast.AST]:
+    """The values that the assignments among ``statements`` give ``name``."""
+    return [
+        node.value
+        for node in statements
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        and node.value is not None
+        and any(
+            isinstance(t, ast.Name) and t.id == name
+            for t in getattr(node, "targets", []) or [node.target]
+        )
+    ]
+
+
+def _parameters(function: ast.FunctionDef) -> list[ast.arg]:
+    args = function.args
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs]
+
+
+def _argument(call: ast.Call, keyword: str, position: int) -> ast.AST | None:
+    for given in call.keywords:
+        if given.arg == keyword:
+            return given.value
+    return call.args[position] if position < len(call.args) else None
+
+
+def _called(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
+def error_templates(root: Path = LIBRARY) -> dict[str, str]:
+    """{template: "expected" or "hint"} of every error the library under ``root`` raises with
+    ``fail()``, in the order of its files: each string literal given as ``expected`` or
+    ``hint``, directly, through a name (a local one, a module's constant, ``N_()``-marked or
+    not, an imported one) or through a helper's parameter (``check_real(..., hint="...")``).
+    Anything else (an f-string, a sum, a call) cannot be looked up in the catalogue: a
+    ValueError names each, and each template whose ``{fields}`` the call gives no keyword."""
+    scan = _ErrorScan(root)
+    for module in scan.modules.values():
+        for call in ast.walk(module.tree):
+            if isinstance(call, ast.Call) and _called(call) == "fail":
+                scan.fail_call(module, call)
+    scan.helpers()
+    if scan.problems:
+        raise ValueError("\n".join(scan.problems))
+    return scan.templates
+
+
+class _ErrorScan:
+    """What :func:`error_templates` has found so far: the templates, the problems, and the
+    helpers' parameters that reach ``fail()`` (their callers give the template)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.modules = {m.name: m for m in (_Module(p, root) for p in sorted(root.rglob("*.py")))}
+        self.templates: dict[str, str] = {}
+        self.problems: list[str] = []
+        self.forwarded: list[tuple[_Module, ast.FunctionDef, str, str]] = []
+
+    def problem(self, module: _Module, node: ast.AST, text: str) -> None:
+        self.problems.append(f"{module.path.relative_to(self.root.parent)}:{node.lineno}: {text}")
+
+    def fail_call(self, module: _Module, call: ast.Call) -> None:
+        """The templates of one ``fail()`` call, and the fields it fills from no keyword."""
+        found = [
+            template
+            for kind, position in ERROR_TEMPLATES.items()
+            if (given := _argument(call, kind, position)) is not None
+            for template in self.judge(module, given, kind, f"fail()'s {kind}")
+        ]
+        keywords = {k.arg for k in call.keywords}
+        for template in found if None not in keywords else []:  # **values: given above
+            missing = _fields(template) - keywords
+            if missing:
+                self.problem(
+                    module,
+                    call,
+                    f"fail() fills {sorted(missing)} of {template!r} from no keyword "
+                    "(a literal brace is written {{ or }})",
+                )
+
+    def judge(self, module: _Module, node: ast.AST, kind: str, what: str) -> list[str]:
+        """The templates ``node`` may be, each kept in ``templates``; a problem where it is
+        no string literal and no name of one."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value:
+                self.templates.setdefault(node.value, kind)
+            return [node.value] if node.value else []
+        if isinstance(node, ast.Call) and _called(node) == "N_" and len(node.args) == 1:
+            return self.judge(module, node.args[0], kind, what)
+        if isinstance(node, ast.IfExp):
+            return self.judge(module, node.body, kind, what) + self.judge(
+                module, node.orelse, kind, what
+            )
+        if isinstance(node, ast.Name):
+            function = module.function(node)
+            if function and node.id in {a.arg for a in _parameters(function)}:
+                self.forwarded.append((module, function, node.id, kind))
+                return []
+            source, values = self.bound(module, function, node.id)
+            if values:
+                return [t for value in values for t in self.judge(source, value, kind, what)]
+        text = f"{what} is not a string literal (its values go as keywords): {ast.unparse(node)}"
+        self.problem(module, node, text)
+        return []
+
+    def bound(self, module: _Module, function, name: str) -> tuple[_Module, list[ast.AST]]:
+        """Where ``name`` is bound and the values it is bound to: in ``function``, else at
+        the top of ``module``, else at the top of the module it is imported from."""
+        values = _bound(list(ast.walk(function)), name) if function else []
+        if values or module.top_level(name) or name not in module.imported:
+            return module, values or module.top_level(name)
+        origin, original = module.imported[name]
+        source = self.modules.get(origin)
+        return source, source.top_level(original) if source else []
+
+    def helpers(self) -> None:
+        """Judge what the callers of each helper give to a parameter that reaches fail()."""
+        done = set()
+        while self.forwarded:
+            module, function, parameter, kind = self.forwarded.pop()
+            if (module.name, function.name, parameter) in done:
+                continue
+            done.add((module.name, function.name, parameter))
+            what = f"{function.name}()'s {parameter}, which fail() shows,"
+            for arg, default in _defaults(function):
+                if arg.arg == parameter:
+                    self.judge(module, default, kind, what)
+            position = [a.arg for a in _parameters(function) if a.arg not in ("self", "cls")]
+            for caller, call in self.calls(module, function):
+                given = _argument(call, parameter, position.index(parameter))
+                if given is not None:
+                    self.judge(caller, given, kind, what)
+
+    def calls(self, module: _Module, function: ast.FunctionDef) -> Iterator[tuple]:
+        """(module, call) of each call of ``function`` (of ``module``) by its name, in its
+        module or where it is imported."""
+        for caller in self.modules.values():
+            names = {n for n, o in caller.imported.items() if o == (module.name, function.name)}
+            names |= {function.name} if caller is module else set()
+            for call in ast.walk(caller.tree):
+                if isinstance(call, ast.Call) and getattr(call.func, "id", None) in names:
+                    yield caller, call
+
+
+def _fields(template: str) -> set[str]:
+    """The names of the ``{fields}`` of a str.format template."""
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as error:
+        return {f"(a broken template: {error})"}
+    return {re.split(r"[.\[]", field)[0] for _, field, _, _ in parsed if field is not None}
+
+
+def _defaults(function: ast.FunctionDef) -> list[tuple[ast.arg, ast.AST]]:
+    """(parameter, its default) of each parameter of ``function`` that has one."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    return pairs + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+
+
 def library_template(notebooks: list[Path]) -> Catalog:
-    """What the library's catalogue must hold: the library's ``_()`` and ``N_()`` messages,
-    then the sentences ``notebooks`` print with ``say()`` or look up with ``_()``."""
+    """What the library's catalogue must hold: the library's ``_()`` and ``N_()`` messages
+    and its errors' templates (Babel's keywords cannot name ``fail()``'s second and fourth
+    arguments, given by position or by keyword, nor follow a name to its literal:
+    :func:`error_templates` reads them), then the sentences ``notebooks`` print with
+    ``say()`` or look up with ``_()``."""
     catalog = Catalog(project="transformer_lib", version="0.1", fuzzy=False)
     marked = extract_from_dir(str(LIBRARY), keywords={"_": None, "N_": None})
     for _, _, message, comments, context in marked:
         catalog.add(message, auto_comments=comments, context=context)
+    for template, kind in error_templates().items():
+        catalog.add(template, auto_comments=[ERROR_NOTES[kind]])
     for path in notebooks:
         for sentence in said(json.loads(path.read_text(encoding="utf-8")), path.stem):
             catalog.add(sentence, auto_comments=[f"printed by notebook {path.stem}"])

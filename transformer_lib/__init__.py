@@ -2,8 +2,8 @@
 
 Its folders are its layers, each importing only those before it:
 
-- ``_checks``, ``i18n``, ``device``: argument checks and the house error, the edition's
-  language, the device;
+- ``_checks``, ``i18n``, ``_catalogue``, ``device``: argument checks and the house error,
+  the edition's language, the catalogue of messages both read, the device;
 - ``model``: config, embeddings, attention, masks, layers, the models and their contract;
 - ``data``: vocabularies, the corpus, batches;
 - ``inference``: the key/value cache, greedy and beam search, generation, translation;

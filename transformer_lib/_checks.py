@@ -5,6 +5,12 @@ and (where it helps) a hint. Example::
 
     `src_mask` must be bool (True = may attend) broadcastable to (B, 1, 1, S)=(2, 1, 1, 7);
     got float32 (2, 7). Build it with masks.padding_mask().
+
+The template, what an argument must be and the hint are read from the library's catalogue,
+so the Chinese edition shows them in Chinese (:mod:`transformer_lib.i18n`)::
+
+    `src_mask`必须是可广播到(B, 1, 1, S)=(2, 1, 1, 7)的bool张量（True表示可以关注）；
+    实际得到float32 (2, 7)。请用masks.padding_mask()构建。
 """
 
 from __future__ import annotations
@@ -15,17 +21,35 @@ from typing import NoReturn
 
 import torch
 
+# _(): an error's part in the course's language (English while COURSE_LANG names none)
+from transformer_lib._catalogue import error_text as _
+
 
 def _describe(x: torch.Tensor) -> str:
     return f"{str(x.dtype).removeprefix('torch.')} {tuple(x.shape)}"
 
 
 def fail(
-    name: str, expected: str, got: str, hint: str = "", error: type[Exception] = ValueError
+    name: str,
+    expected: str,
+    got: str,
+    hint: str = "",
+    error: type[Exception] = ValueError,
+    **values: object,
 ) -> NoReturn:
-    """Raise ``error`` with the house template."""
-    message = f"`{name}` must be {expected}; got {got}."
-    raise error(f"{message} {hint}".strip())
+    """Raise ``error`` with the house template, in the course's language.
+
+    ``expected`` (what ``name`` must be) and ``hint`` are string literals: templates whose
+    ``{fields}`` ``values`` fill after the lookup, so that one catalogue entry serves every
+    value (``tools/i18n_notebooks.py library`` collects them; an f-string could not be
+    looked up): ``fail("d_model", "divisible by n_heads={n_heads}", "7", n_heads=2)``.
+    ``got`` says what arrived as the code sees it (a repr, a dtype and shape): not translated.
+    """
+    parts = {"name": name, "expected": _(expected).format(**values), "got": got}
+    if not hint:
+        raise error(_("`{name}` must be {expected}; got {got}.").format(**parts))
+    hint = _(hint).format(**values)
+    raise error(_("`{name}` must be {expected}; got {got}. {hint}").format(**parts, hint=hint))
 
 
 def check_int(name: str, value: object, minimum: int | None = None) -> None:
@@ -33,16 +57,18 @@ def check_int(name: str, value: object, minimum: int | None = None) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         fail(name, "an int", f"{type(value).__name__} {value!r}", error=TypeError)
     if minimum is not None and value < minimum:
-        fail(name, f"an int >= {minimum}", repr(value))
+        fail(name, "an int >= {minimum}", repr(value), minimum=minimum)
 
 
 def check_real(name: str, value: object, minimum: float | None = None, hint: str = "") -> None:
-    """A finite real number (not a bool), at least ``minimum`` when given."""
-    expected = "a finite float" + (f" >= {minimum}" if minimum is not None else "")
+    """A finite real number (not a bool), at least ``minimum`` when given; ``hint`` is a
+    template too (a string literal, as ``fail``'s)."""
+    expected = "a finite float" if minimum is None else "a finite float >= {minimum}"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        fail(name, expected, f"{type(value).__name__} {value!r}", hint, error=TypeError)
+        got = f"{type(value).__name__} {value!r}"
+        fail(name, expected, got, hint, error=TypeError, minimum=minimum)
     if not math.isfinite(value) or (minimum is not None and value < minimum):
-        fail(name, expected, repr(value), hint)
+        fail(name, expected, repr(value), hint, minimum=minimum)
 
 
 def check_probability(name: str, value: object) -> None:
@@ -62,27 +88,25 @@ def check_tensor(
     shape_hint: str = "",
 ) -> None:
     """Check type, rank and dtype kind of a tensor argument."""
-    shape_text = f" of shape {shape_hint}" if shape_hint else ""
+    shape = {"shape": shape_hint}  # named in the message when given: "... of shape (B, S)"
     if not isinstance(x, torch.Tensor):
-        fail(name, f"a torch.Tensor{shape_text}", type(x).__name__, error=TypeError)
+        expected = "a torch.Tensor of shape {shape}" if shape_hint else "a torch.Tensor"
+        fail(name, expected, type(x).__name__, error=TypeError, **shape)
     if ndim is not None and x.dim() != ndim:
-        fail(name, f"a {ndim}-D tensor{shape_text}", f"{x.dim()}-D {_describe(x)}")
+        expected = "a {ndim}-D tensor of shape {shape}" if shape_hint else "a {ndim}-D tensor"
+        fail(name, expected, f"{x.dim()}-D {_describe(x)}", ndim=ndim, **shape)
     if integer and x.dtype not in (torch.int64, torch.int32):  # what nn.Embedding takes
-        fail(
-            name,
-            f"an integer tensor of token ids (int64 or int32){shape_text}",
-            _describe(x),
-            "Convert with .long().",
-            error=TypeError,
+        expected = (
+            "an integer tensor of token ids (int64 or int32) of shape {shape}"
+            if shape_hint
+            else "an integer tensor of token ids (int64 or int32)"
         )
+        fail(name, expected, _describe(x), "Convert with .long().", TypeError, **shape)
     if floating and not x.dtype.is_floating_point:
-        fail(
-            name,
-            f"a floating-point tensor{shape_text}",
-            _describe(x),
-            "Convert with .float().",
-            error=TypeError,
+        expected = (
+            "a floating-point tensor of shape {shape}" if shape_hint else "a floating-point tensor"
         )
+        fail(name, expected, _describe(x), "Convert with .float().", TypeError, **shape)
 
 
 def check_mask(
@@ -95,19 +119,20 @@ def check_mask(
     """
     if mask is None:
         return
-    expected = f"bool (True = may attend) broadcastable to {letters}={tuple(shape)}"
+    expected = "bool (True = may attend) broadcastable to {letters}={shape}"
+    shapes = {"letters": letters, "shape": tuple(shape)}
     if not isinstance(mask, torch.Tensor):
-        fail(name, expected, type(mask).__name__, error=TypeError)
+        fail(name, expected, type(mask).__name__, error=TypeError, **shapes)
     hint = "Build it with transformer_lib.masks (padding_mask, causal_mask, target_mask)."
     if mask.dtype != torch.bool:
-        fail(name, expected, _describe(mask), hint, error=TypeError)
+        fail(name, expected, _describe(mask), hint, TypeError, **shapes)
     try:
         rank_ok = mask.dim() == len(shape) if same_rank else mask.dim() <= len(shape)
         ok = rank_ok and torch.broadcast_shapes(mask.shape, shape) == shape
     except RuntimeError:
         ok = False
     if not ok:
-        fail(name, expected, _describe(mask), hint)
+        fail(name, expected, _describe(mask), hint, **shapes)
 
 
 def check_token_ids(
@@ -126,9 +151,11 @@ def check_token_ids(
     if tokens.dim() and tokens.size(-1) < min_length:
         fail(
             name,
-            f"at least {min_length} position(s) long, {shape_hint}",
+            "at least {min_length} position(s) long, {shape}",
             f"shape {tuple(tokens.shape)}",
             "Start the target with <bos>.",
+            min_length=min_length,
+            shape=shape_hint,
         )
     if vocab_size is not None:
         check_id_range(name, tokens, vocab_size)
@@ -147,9 +174,10 @@ def check_id_range(name: str, tokens: torch.Tensor, vocab_size: int) -> None:
     if low < 0 or high >= vocab_size:
         fail(
             name,
-            f"token ids in [0, {vocab_size}) (the vocabulary size)",
+            "token ids in [0, {vocab_size}) (the vocabulary size)",
             f"ids in [{low}, {high}]",
             "Check the vocabulary used to encode the text.",
+            vocab_size=vocab_size,
         )
 
 
@@ -163,9 +191,10 @@ def check_labels(name: str, labels: object, n_classes: int) -> None:
     if low < 0 or high >= n_classes:
         fail(
             name,
-            f"class ids in [0, {n_classes}) (n_classes={n_classes})",
+            "class ids in [0, {n_classes}) (n_classes={n_classes})",
             f"ids in [{low}, {high}]",
             "Number the classes 0, 1, ..., n_classes - 1.",
+            n_classes=n_classes,
         )
 
 
@@ -177,10 +206,11 @@ def check_output_length(name: str, max_len: int, room: int, model_max_len: int) 
     if max_len > room:
         fail(
             name,
-            f"at most {room}, the positions the model's table (max_len={model_max_len}) "
-            "has for an output",
+            "at most {room}, the positions the model's table (max_len={max_len}) has for an output",
             repr(max_len),
             "Leave it None (2·S + 10, within the table) or build the model with a larger max_len.",
+            room=room,
+            max_len=model_max_len,
         )
 
 
@@ -195,7 +225,8 @@ def check_width(name: str, x: object, d_model: int, shape_hint: str) -> None:
     """A (B, L, D) floating-point tensor of width d_model."""
     check_tensor(name, x, ndim=3, floating=True, shape_hint=shape_hint)
     if x.size(-1) != d_model:
-        fail(name, f"of width d_model={d_model} in its last dimension", f"shape {tuple(x.shape)}")
+        got = f"shape {tuple(x.shape)}"
+        fail(name, "of width d_model={d_model} in its last dimension", got, d_model=d_model)
 
 
 def check_length(name: str, length: int, max_len: int) -> None:
@@ -203,9 +234,10 @@ def check_length(name: str, length: int, max_len: int) -> None:
     if length > max_len:
         fail(
             name,
-            f"at most max_len={max_len} positions long",
+            "at most max_len={max_len} positions long",
             f"length {length}",
             "Raise max_len in the config or shorten the input.",
+            max_len=max_len,
         )
 
 
@@ -214,9 +246,10 @@ def check_heads(d_model: int, n_heads: int) -> None:
     if d_model % n_heads:
         fail(
             "d_model",
-            f"divisible by n_heads={n_heads}",
+            "divisible by n_heads={n_heads}",
             str(d_model),
             "Each head gets d_model / n_heads dimensions.",
+            n_heads=n_heads,
         )
 
 

@@ -8,8 +8,11 @@ default, or ``zh_CN``): outside a notebook (a script, the tests) the environment
 Student-facing text (exercise hints, widget labels, the playground, progress bars) is
 written in English as ``_("...")`` and looked up with Python's :mod:`gettext` in the
 package's own catalogue, ``transformer_lib/locale/<lang>/LC_MESSAGES/transformer_lib.po``
-(package data, so an installed wheel speaks Chinese too). Errors meant for programmers
-(``ValueError``s) stay English.
+(package data, so an installed wheel speaks Chinese too). The library's errors are read
+from it too: :func:`transformer_lib._checks.fail` looks up what an argument must be and the
+hint, so a Chinese notebook shows them in Chinese (the argument's name and what arrived, a
+repr or a dtype and shape, as the code writes them). Both read the catalogue through
+:mod:`transformer_lib._catalogue`.
 
 Text with values in it is a template filled after the lookup, so that one catalogue entry
 serves every value: ``_("got {shape}").format(shape=...)``, never an f-string inside ``_()``.
@@ -25,25 +28,19 @@ missing glyph (:mod:`transformer_lib.fonts`; :func:`english` reads the catalogue
 from __future__ import annotations
 
 import functools
-import gettext
-import io
 import os
 import re
 import sys
 import unicodedata
-from importlib import resources
 
 from transformer_lib import fonts
+from transformer_lib._catalogue import LANGUAGES, catalogue, language_setting, translations
 from transformer_lib._checks import fail
-
-LOCALE_DIR = resources.files(__package__) / "locale"
-DOMAIN = "transformer_lib"
-LANGUAGES = ("en", "zh_CN")
 
 
 def _check_language(name: str, language: object, hint: str = "") -> None:
     if language not in LANGUAGES:
-        fail(name, f"one of {', '.join(LANGUAGES)}", repr(language), hint)
+        fail(name, "one of {choices}", repr(language), hint, choices=", ".join(LANGUAGES))
 
 
 def set_language(language: str) -> None:
@@ -70,31 +67,9 @@ def _prepare_figures(language: str) -> None:
 def current_language() -> str:
     """``COURSE_LANG`` as the environment or ``set_language`` left it (``en`` when unset or
     empty); an unknown value is an error, not English."""
-    language = os.environ.get("COURSE_LANG", "").strip() or "en"
-    _check_language("COURSE_LANG", language, "Unset it for English.")
+    language = language_setting()
+    _check_language("COURSE_LANG", language, N_("Unset it for English."))
     return language
-
-
-@functools.cache
-def _catalogue(language: str):
-    """The language's catalogue (a babel ``Catalog``), read from its .po file."""
-    from babel.messages import pofile
-
-    with (LOCALE_DIR / language / "LC_MESSAGES" / f"{DOMAIN}.po").open("rb") as po:
-        return pofile.read_po(po, locale=language)
-
-
-@functools.cache
-def _translations(language: str) -> gettext.NullTranslations:
-    if language == "en":
-        return gettext.NullTranslations()
-    # Compiled from the .po on first use (no .mo file to go stale beside its source).
-    from babel.messages import mofile
-
-    compiled = io.BytesIO()
-    mofile.write_mo(compiled, _catalogue(language))
-    compiled.seek(0)
-    return gettext.GNUTranslations(compiled)
 
 
 _figures_prepared: set[str] = set()
@@ -107,7 +82,7 @@ def _(message: str) -> str:
         # COURSE_LANG chose Chinese without set_language: a figure may be on its way.
         _figures_prepared.add(language)
         _prepare_figures(language)
-    return _translations(language).gettext(message)
+    return translations(language).gettext(message)
 
 
 _FIELD = re.compile(r"\{(\w*)(?:[!:][^{}]*)?\}")
@@ -118,7 +93,7 @@ def _backwards(language: str) -> tuple[dict[str, str], list[tuple[re.Pattern, st
     """The catalogue read backwards: {translation: English} for the messages without
     fields, and (pattern of the translation, English) for the templates."""
     exact, templates = {}, []
-    for message in _catalogue(language):
+    for message in catalogue(language):
         if not message.id or not message.string or not isinstance(message.id, str):
             continue
         if not _FIELD.search(message.id):

@@ -113,7 +113,7 @@ def classification_batches(
         fail("sequences", "a non-empty list of id sequences", repr(sequences)[:80])
     if not isinstance(labels, Sequence) or len(labels) != len(sequences):
         got = f"{len(labels)} labels" if isinstance(labels, Sequence) else type(labels).__name__
-        fail("labels", f"one label per sequence ({len(sequences)})", got)
+        fail("labels", "one label per sequence ({n})", got, n=len(sequences))
     label_ids = torch.tensor(list(labels), dtype=torch.long)  # (N,)
     check_labels("labels", label_ids, n_classes)
     for k, sequence in enumerate(sequences):

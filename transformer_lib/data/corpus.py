@@ -38,6 +38,7 @@ import torch
 
 from transformer_lib._checks import check_int, fail
 from transformer_lib.data.text import detokenize, tokenize
+from transformer_lib.i18n import N_
 
 __all__ = [
     "DATA_DIR",
@@ -119,8 +120,9 @@ def alignment_matrix(
     alignment = tuple(alignment)
     bad = _link_outside(alignment, src_len, tgt_len)
     if bad is not None:
-        expected = f"pairs i-j with 0 <= i < {src_len} and 0 <= j < {tgt_len}"
-        fail("alignment", expected, bad, "Tokenize both sides with data.tokenize().")
+        expected = "pairs i-j with 0 <= i < {src_len} and 0 <= j < {tgt_len}"
+        hint = "Tokenize both sides with data.tokenize()."
+        fail("alignment", expected, bad, hint, src_len=src_len, tgt_len=tgt_len)
     matrix = torch.zeros(tgt_len, src_len, dtype=torch.bool)  # (T, S)
     for i, j in alignment:
         matrix[j, i] = True
@@ -144,12 +146,22 @@ def _check_regular_file(path: Path) -> None:
         fail(str(path), "a regular file", kind, hint)
 
 
-def _convert_hint(path: Path, encoding: str) -> str:
+# The hint for a file in another encoding (``guess``: the encoding asked about, as people
+# name it), filled by _convert().
+_CONVERT = N_(
+    "Convert it to UTF-8: `iconv -f {encoding} -t UTF-8 {file} > {out}`, or in Python "
+    "read it with open(path, encoding={codec}) and write it with encoding='utf-8'."
+)
+_GUESS_AND_CONVERT = N_(
+    "Is it {guess}? Convert it to UTF-8: `iconv -f {encoding} -t UTF-8 {file} > {out}`, or in "
+    "Python read it with open(path, encoding={codec}) and write it with encoding='utf-8'."
+)
+
+
+def _convert(path: Path, encoding: str) -> dict[str, str]:
+    """The values of the hints _CONVERT and _GUESS_AND_CONVERT for ``path`` in ``encoding``."""
     out = f"{path.stem}-utf8{path.suffix}"
-    return (
-        f"Convert it to UTF-8: `iconv -f {encoding} -t UTF-8 {path.name} > {out}`, or in Python "
-        f"read it with open(path, encoding={encoding.lower()!r}) and write it with encoding='utf-8'."
-    )
+    return {"encoding": encoding, "file": path.name, "out": out, "codec": repr(encoding.lower())}
 
 
 def _check_not_wide(path: Path) -> None:
@@ -159,12 +171,12 @@ def _check_not_wide(path: Path) -> None:
     for bom, encoding in _BOMS:
         if head.startswith(bom):
             got = f"a {encoding} byte-order mark"
-            fail(str(path), "UTF-8 text", got, _convert_hint(path, encoding))
+            fail(str(path), "UTF-8 text", got, _CONVERT, **_convert(path, encoding))
     shape = "".join("0" if byte == 0 else "x" for byte in head)
     for start, encoding in _NUL_SHAPES:
         if shape.startswith(start):
             got = f"NUL bytes between the letters, as in {encoding}"
-            fail(str(path), "UTF-8 text", got, _convert_hint(path, encoding))
+            fail(str(path), "UTF-8 text", got, _CONVERT, **_convert(path, encoding))
 
 
 def _check_line(path: Path, number: int, line: str) -> None:
@@ -172,16 +184,19 @@ def _check_line(path: Path, number: int, line: str) -> None:
     where = f"{path}, line {number}"
     if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
         hint = "Is this a corpus file? Sentence pairs are far shorter."
-        fail(where, f"at most {MAX_LINE_CHARS:,} characters long", "a longer line", hint)
+        expected = "at most {n} characters long"
+        fail(where, expected, "a longer line", hint, n=f"{MAX_LINE_CHARS:,}")
     if "\x00" in line:
         got = f"a NUL byte at character {line.index(chr(0)) + 1}"
-        fail(where, "UTF-8 text", got, "Is it UTF-16? " + _convert_hint(path, "UTF-16"))
+        values = _convert(path, "UTF-16")
+        fail(where, "UTF-8 text", got, _GUESS_AND_CONVERT, guess="UTF-16", **values)
     try:
         line.encode("utf-8")
     except UnicodeEncodeError as error:  # a surrogate: bytes that errors="surrogateescape" kept
         bad = line[error.start : error.end].encode("utf-8", "surrogateescape")
         got = f"bytes {bad!r} at character {error.start + 1}"
-        fail(where, "UTF-8 text", got, "Is it Latin-1? " + _convert_hint(path, "latin1"))
+        values = _convert(path, "latin1")
+        fail(where, "UTF-8 text", got, _GUESS_AND_CONVERT, guess="Latin-1", **values)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -227,9 +242,10 @@ def _check_links(
     src_len, tgt_len = len(tokenize(src)), len(tokenize(tgt))
     bad = _link_outside(alignment, src_len, tgt_len)
     if bad is not None:
-        expected = f"an alignment with links i-j, i < {src_len} and j < {tgt_len}"
+        expected = "an alignment with links i-j, i < {src_len} and j < {tgt_len}"
         hint = "Links are 0-based over data.tokenize()'s tokens of each side."
-        fail(f"{path}, line {number}", expected, f"link {bad}", hint)
+        where = f"{path}, line {number}"
+        fail(where, expected, f"link {bad}", hint, src_len=src_len, tgt_len=tgt_len)
 
 
 def read_tsv(path: str | Path) -> list[Example]:
@@ -272,16 +288,17 @@ def load_split(name: str, data_dir: str | Path | None = None, verify: bool = Tru
     `name` is one of ``"train"``, ``"valid"``, ``"test"``, ``"longer"``.
     """
     if name not in SPLITS:
-        fail("name", f"one of {', '.join(SPLITS)}", repr(name))
+        fail("name", "one of {choices}", repr(name), choices=", ".join(SPLITS))
     data_dir = DATA_DIR if data_dir is None else Path(data_dir)
     path = data_dir / f"{name}.tsv"
     if not path.exists():
         hint = "Regenerate the corpus with `python data/generate.py`."
-        fail("data_dir", f"a folder containing {name}.tsv", str(data_dir), hint)
+        fail("data_dir", "a folder containing {split}.tsv", str(data_dir), hint, split=name)
     if verify:
-        expected = _read_checksums(data_dir).get(path.name)
+        recorded = _read_checksums(data_dir).get(path.name)
         actual = hashlib.sha256(path.read_bytes()).hexdigest()
-        if actual != expected:
+        if actual != recorded:
             hint = "The file was modified; restore it or run `python data/generate.py`."
-            fail(str(path), f"unchanged (SHA-256 {expected} in SHA256SUMS)", actual, hint)
+            expected = "unchanged (SHA-256 {digest} in SHA256SUMS)"
+            fail(str(path), expected, actual, hint, digest=recorded)
     return read_tsv(path)

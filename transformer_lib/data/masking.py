@@ -42,8 +42,8 @@ def _check(tokens: object, vocab: object, mask_rate: object) -> None:
     if not isinstance(vocab, Vocab):
         fail("vocab", "a transformer_lib.data.Vocab", type(vocab).__name__, error=TypeError)
     if MASK not in vocab:
-        fail("vocab", f"a vocabulary with {MASK}", f"{len(vocab)} tokens without it",
-             "Build it with data.encoder_vocab().")  # fmt: skip
+        fail("vocab", "a vocabulary with {mask}", f"{len(vocab)} tokens without it",
+             "Build it with data.encoder_vocab().", mask=MASK)  # fmt: skip
     check_token_ids("tokens", tokens, len(vocab), "(B, L)", min_length=1)
     check_real("mask_rate", mask_rate)
     if not 0 < mask_rate < 1:
@@ -98,9 +98,11 @@ def mask_tokens(
     _check(tokens, vocab, mask_rate)
     can = maskable(tokens, vocab).cpu()  # (B, L)
     if not can.any():
-        expected = "a batch with at least one position that can be masked (a token that is "
-        fail("tokens", expected + "neither padding nor special)", "none",
-             "Leave out batches of padding only.")  # fmt: skip
+        expected = (
+            "a batch with at least one position that can be masked "
+            "(a token that is neither padding nor special)"
+        )
+        fail("tokens", expected, "none", "Leave out batches of padding only.")
     shape = tokens.shape
     choose = torch.rand(shape, generator=generator)  # (B, L): chosen where below mask_rate
     if not (can & (choose < mask_rate)).any():  # a draw of 0 chooses one real position

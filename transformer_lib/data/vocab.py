@@ -37,9 +37,10 @@ class Vocab:
         if tuple(tokens[:4]) != SPECIALS:
             fail(
                 "tokens",
-                f"a list starting with the specials {list(SPECIALS)}",
+                "a list starting with the specials {specials}",
                 repr(tokens[:4]),
                 "Use Vocab.build() to make a vocabulary.",
+                specials=list(SPECIALS),
             )
         if len(set(tokens)) != len(tokens):
             duplicates = sorted({t for t in tokens if tokens.count(t) > 1})
@@ -99,7 +100,7 @@ class Vocab:
     def _check_id(self, name: str, index: object) -> None:
         check_int(name, index)  # 4.9 is no id: never truncated to 4
         if not 0 <= index < len(self):
-            fail(name, f"an id in [0, {len(self)}) (the vocabulary size)", repr(index))
+            fail(name, "an id in [0, {size}) (the vocabulary size)", repr(index), size=len(self))
 
     def encode(
         self, tokens: Sequence[str], add_bos: bool = False, add_eos: bool = False
@@ -151,7 +152,7 @@ class Vocab:
         clear error naming the bad part."""
         if not isinstance(data, dict) or "tokens" not in data:
             got = "a dict without 'tokens'" if isinstance(data, dict) else type(data).__name__
-            fail("data", "a dict {'tokens': [...]} from Vocab.to_dict()", got, error=TypeError)
+            fail("data", "a dict {{'tokens': [...]}} from Vocab.to_dict()", got, error=TypeError)
         if not isinstance(data["tokens"], list):
             _fail_tokens("data['tokens']", data["tokens"])
         return cls(_token_list("data['tokens']", data["tokens"]))
@@ -176,11 +177,13 @@ def check_vocabularies(model: object, src_vocab: object, tgt_vocab: object) -> N
         if len(vocab) != sizes[name]:
             fail(
                 name,
-                f"a vocabulary of the model's {name[:3]}_vocab_size={sizes[name]} tokens",
+                "a vocabulary of the model's {side}_vocab_size={size} tokens",
                 f"{len(vocab)} tokens",
                 "Were src_vocab and tgt_vocab passed in the wrong order?"
                 if swapped
                 else "Use the vocabularies the model was trained with.",
+                side=name[:3],
+                size=sizes[name],
             )
 
 

@@ -61,8 +61,8 @@ class KeyValueCache:
         """Take n new positions, ``real`` (N, n) where they may be read; returns the mask
         (N, 1, n, t) of the new queries: each reads the real positions up to its own."""
         if self.real is not None and real.size(0) != self.real.size(0):
-            fail("tokens", f"the {self.real.size(0)} rows of the earlier steps",
-                 f"{real.size(0)} rows", "Beam search changes rows with reorder().")  # fmt: skip
+            fail("tokens", "the {rows} rows of the earlier steps", f"{real.size(0)} rows",
+                 "Beam search changes rows with reorder().", rows=self.real.size(0))  # fmt: skip
         self.real = real if self.real is None else torch.cat([self.real, real], dim=1)
         t, n = self.real.size(1), real.size(1)
         query = torch.arange(t - n, t, device=real.device)[:, None]  # (n, 1) absolute
@@ -169,9 +169,9 @@ class IncrementalDecoder:
         -> logits (N, V) for the position after it."""
         check_tensor("tokens", tokens, ndim=2, integer=True, shape_hint="(N, t)")
         if tokens.size(1) <= self.seen:
-            fail("tokens", f"the sequence of the last step and at least one more token, "
-                 f"> {self.seen} positions", f"{tokens.size(1)} positions",
-                 "Start a new IncrementalDecoder for each search.")  # fmt: skip
+            fail("tokens", "the sequence of the last step and at least one more token, "
+                 "> {seen} positions", f"{tokens.size(1)} positions",
+                 "Start a new IncrementalDecoder for each search.", seen=self.seen)  # fmt: skip
         stack, new = self.stack, tokens[:, self.seen :]  # (N, n)
         start = stack.start + torch.arange(self.seen, tokens.size(1), device=tokens.device)
         positions = start.expand(new.shape)  # (N, n): the tokens' positions

@@ -48,14 +48,16 @@ def _check_prompt(model: LanguageModel, prompt: object, max_new_tokens: object) 
         fail("prompt", "at least one token, (B, P) with P >= 1", f"shape {tuple(prompt.shape)}",
              "Start from <bos> when there is nothing to continue.")  # fmt: skip
     if bool((prompt == model.pad_id).any()):
-        fail("prompt", f"no <pad> (id {model.pad_id}): prompts of one length",
-             "a prompt with padding", "Generate prompts of different lengths one at a time.")  # fmt: skip
+        fail("prompt", "no <pad> (id {pad_id}): prompts of one length", "a prompt with padding",
+             "Generate prompts of different lengths one at a time.",
+             pad_id=model.pad_id)  # fmt: skip
     check_length("prompt", prompt.size(1), model.max_len)
     check_int("max_new_tokens", max_new_tokens, minimum=1)
     room = model.max_len - prompt.size(1)
     if max_new_tokens > room:
-        fail("max_new_tokens", f"at most {room} (max_len {model.max_len} - prompt length "
-             f"{prompt.size(1)})", repr(max_new_tokens))  # fmt: skip
+        fail("max_new_tokens", "at most {room} (max_len {max_len} - prompt length {length})",
+             repr(max_new_tokens), room=room, max_len=model.max_len,
+             length=prompt.size(1))  # fmt: skip
 
 
 def generate(

@@ -41,12 +41,13 @@ def _check_mask_rank(mask: object, scores_shape: tuple[int, ...]) -> None:
     if mask.dim() != len(scores_shape):
         fail(
             "mask",
-            f"{len(scores_shape)}-D like the scores (..., T, S)={tuple(scores_shape)}, "
-            "with size 1 on the axes it repeats over",
+            "{ndim}-D like the scores (..., T, S)={shape}, with size 1 on the axes it repeats over",
             f"{mask.dim()}-D bool {tuple(mask.shape)}",
             "Add the missing axes: a (B, S) key-padding mask becomes mask[:, None, :] "
             "(B, 1, S) for (B, T, S) scores; masks.padding_mask() builds (B, 1, 1, S) "
             "for (B, H, T, S).",
+            ndim=len(scores_shape),
+            shape=tuple(scores_shape),
         )
 
 
@@ -58,9 +59,9 @@ def _check_inputs(q: object, k: object, v: object, mask: object) -> None:
         if x.dim() < 2:
             fail(name, "at least 2-D (..., L, d)", f"{x.dim()}-D {tuple(x.shape)}")
     if k.size(-1) != q.size(-1):
-        fail("k", f"last dimension d_k={q.size(-1)} like q", f"shape {tuple(k.shape)}")
+        fail("k", "last dimension d_k={d_k} like q", f"shape {tuple(k.shape)}", d_k=q.size(-1))
     if v.size(-2) != k.size(-2):
-        fail("v", f"the same length S={k.size(-2)} as k", f"shape {tuple(v.shape)}")
+        fail("v", "the same length S={S} as k", f"shape {tuple(v.shape)}", S=k.size(-2))
     scores_shape = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.size(-2), k.size(-2))
     _check_mask_rank(mask, scores_shape)
     check_mask("mask", mask, scores_shape, "(..., T, S)")
@@ -225,14 +226,16 @@ class MultiHeadAttention(nn.Module):
         if key.shape[:2] != value.shape[:2]:
             fail(
                 "value",
-                f"the same (B, S)={tuple(key.shape[:2])} as key",
+                "the same (B, S)={shape} as key",
                 f"shape {tuple(value.shape)}",
+                shape=tuple(key.shape[:2]),
             )
         if query.size(0) != key.size(0):
             fail(
                 "key",
-                f"the same batch size B={query.size(0)} as query",
+                "the same batch size B={B} as query",
                 f"shape {tuple(key.shape)}",
+                B=query.size(0),
             )
         B, T, S = query.size(0), query.size(1), key.size(1)
         check_mask("mask", mask, (B, self.n_heads, T, S), "(B, H, T, S)")

@@ -81,9 +81,10 @@ class TransformerConfig:
         check_probability("dropout", self.dropout)
         check_probability("attention_dropout", self.attention_dropout)
         if self.attention_init not in ATTENTION_INITS:
-            fail("attention_init", f"one of {ATTENTION_INITS}", repr(self.attention_init))
+            given = repr(self.attention_init)
+            fail("attention_init", "one of {choices}", given, choices=ATTENTION_INITS)
         if self.activation not in ACTIVATIONS:
-            fail("activation", f"one of {ACTIVATIONS}", repr(self.activation))
+            fail("activation", "one of {choices}", repr(self.activation), choices=ACTIVATIONS)
         check_heads(self.d_model, self.n_heads)
         if not self.learned_positions:
             check_even_width(self.d_model)

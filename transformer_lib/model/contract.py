@@ -141,7 +141,8 @@ class ModelContract(CourseModel):
         check_tensor("src", src, ndim=2, integer=True, shape_hint="(B, S)")
         check_tensor("tgt", tgt, ndim=2, integer=True, shape_hint="(B, T)")
         if tgt.size(0) != src.size(0):
-            fail("tgt", f"the same batch size B={src.size(0)} as src", f"shape {tuple(tgt.shape)}")
+            got = f"shape {tuple(tgt.shape)}"
+            fail("tgt", "the same batch size B={B} as src", got, B=src.size(0))
         if src_mask is None:
             src_mask = padding_mask(src, self.pad_id)
         weights = {} if attention is None else {"attention": attention}
@@ -163,11 +164,12 @@ class ModelContract(CourseModel):
 
 
 def _split(
-    batch: object, n_parts: int, expected: str, hint: str
+    batch: object, n_parts: int, expected: str, hint: str, **values: object
 ) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
-    """(inputs, targets) of a tuple of ``n_parts`` tensors, the targets last."""
+    """(inputs, targets) of a tuple of ``n_parts`` tensors, the targets last; ``expected``
+    and ``hint`` are templates, as ``fail``'s."""
     if not (isinstance(batch, (tuple, list)) and len(batch) == n_parts):
-        fail("batches", expected, type(batch).__name__, hint, error=TypeError)
+        fail("batches", expected, type(batch).__name__, hint, TypeError, **values)
     *inputs, targets = batch
     return tuple(inputs), targets
 
@@ -177,7 +179,8 @@ def split_pairs(
 ) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
     """An (inputs, targets) batch -> ((inputs,), targets); ``builder`` names, in the error,
     the function that makes such batches."""
-    return _split(batch, 2, "(inputs, targets) tuples", f"Build them with {builder}().")
+    return _split(batch, 2, "(inputs, targets) tuples", "Build them with {builder}().",
+                  builder=builder)  # fmt: skip
 
 
 def check_course_model(name: str, model: object) -> None:
@@ -192,10 +195,12 @@ def _require(name: str, model: object, contract: type, examples: str) -> None:
         kind = contract.__name__
         fail(
             name,
-            f"a {kind} ({examples}, or a subclass of transformer_lib.contract.{kind})",
+            "a {kind} ({examples}, or a subclass of transformer_lib.contract.{kind})",
             type(model).__name__,
-            f"Derive your model from {kind} and give it the config it was built from.",
+            "Derive your model from {kind} and give it the config it was built from.",
             error=TypeError,
+            kind=kind,
+            examples=examples,
         )
 
 

@@ -51,8 +51,8 @@ def _check_config(config: object) -> None:
         fail("config.n_decoder_layers", "0 (an encoder-only model has no decoder)",
              repr(config.n_decoder_layers), hint)  # fmt: skip
     if config.src_vocab_size != config.tgt_vocab_size:
-        fail("config.tgt_vocab_size", f"src_vocab_size={config.src_vocab_size} (one vocabulary)",
-             repr(config.tgt_vocab_size), hint)  # fmt: skip
+        fail("config.tgt_vocab_size", "src_vocab_size={size} (one vocabulary)",
+             repr(config.tgt_vocab_size), hint, size=config.src_vocab_size)  # fmt: skip
 
 
 class EncoderOnlyModel(CourseModel):

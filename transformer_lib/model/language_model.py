@@ -55,8 +55,8 @@ def _check_config(config: object) -> None:
         fail("config.n_encoder_layers", "0 (a decoder-only model has no encoder)",
              repr(config.n_encoder_layers), hint)  # fmt: skip
     if config.src_vocab_size != config.tgt_vocab_size:
-        fail("config.tgt_vocab_size", f"src_vocab_size={config.src_vocab_size} (one vocabulary)",
-             repr(config.tgt_vocab_size), hint)  # fmt: skip
+        fail("config.tgt_vocab_size", "src_vocab_size={size} (one vocabulary)",
+             repr(config.tgt_vocab_size), hint, size=config.src_vocab_size)  # fmt: skip
 
 
 class LanguageModel(CourseModel):
@@ -143,7 +143,7 @@ def next_token_distribution(
     if top_k is not None:
         check_int("top_k", top_k, minimum=1)
         if top_k > V:
-            fail("top_k", f"at most the vocabulary size V={V}", repr(top_k))
+            fail("top_k", "at most the vocabulary size V={V}", repr(top_k), V=V)
     scaled = logits.float() / temperature  # (N, V)
     if top_k is not None:
         kth = scaled.topk(top_k, dim=-1).values[:, -1:]  # (N, 1): the k-th largest

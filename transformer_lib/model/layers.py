@@ -37,7 +37,7 @@ class FeedForward(nn.Module):
         check_int("d_ff", d_ff, minimum=1)
         check_probability("dropout", dropout)
         if activation not in ACTIVATIONS:
-            fail("activation", f"one of {tuple(ACTIVATIONS)}", repr(activation))
+            fail("activation", "one of {choices}", repr(activation), choices=tuple(ACTIVATIONS))
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
@@ -197,7 +197,7 @@ class DecoderLayer(nn.Module):
         check_width("memory", memory, self.d_model, "(B, S, D)")
         B, T, S, H = x.size(0), x.size(1), memory.size(1), self.self_attn.n_heads
         if memory.size(0) != B:
-            fail("memory", f"the same batch size B={B} as x", f"shape {tuple(memory.shape)}")
+            fail("memory", "the same batch size B={B} as x", f"shape {tuple(memory.shape)}", B=B)
         check_mask("tgt_mask", tgt_mask, (B, H, T, T), "(B, H, T, T)")
         check_mask("src_mask", src_mask, (B, H, T, S), "(B, H, T, S)")
 

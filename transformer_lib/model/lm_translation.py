@@ -53,7 +53,8 @@ class LanguageModelTranslator(ModelContract):
         self.config = config
         check_int("sep_id", sep_id, minimum=0)
         if sep_id >= config.tgt_vocab_size:
-            fail("sep_id", f"an id below the vocabulary size {config.tgt_vocab_size}", repr(sep_id))
+            expected = "an id below the vocabulary size {size}"
+            fail("sep_id", expected, repr(sep_id), size=config.tgt_vocab_size)
         self.sep_id = sep_id
 
     def encode(
@@ -94,8 +95,8 @@ class LanguageModelTranslator(ModelContract):
         src = memory
         check_token_ids("tgt", tgt, self.tgt_vocab_size, "(B, T)", min_length=1)
         if src.dim() != 2 or src.size(0) != tgt.size(0):
-            fail("memory", f"the source ids (B, S) with B={tgt.size(0)}",
-                 f"shape {tuple(src.shape)}", "Pass what encode() returned.")  # fmt: skip
+            fail("memory", "the source ids (B, S) with B={B}", f"shape {tuple(src.shape)}",
+                 "Pass what encode() returned.", B=tgt.size(0))  # fmt: skip
         real = src != self.pad_id  # (B, S)
         if not torch.equal(real, real.cummin(dim=1).values):
             fail("src", "padding only at the end of each row", "padding between tokens")

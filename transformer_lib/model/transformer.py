@@ -223,9 +223,10 @@ class Transformer(ModelContract):
         if memory.size(0) != B:
             fail(
                 "memory",
-                f"the same batch size B={B} as tgt",
+                "the same batch size B={B} as tgt",
                 f"shape {tuple(memory.shape)}",
                 "Pass what encode() returned for the same sentences.",
+                B=B,
             )
         check_mask("src_mask", src_mask, (B, 1, 1, memory.size(1)), "(B, 1, 1, S)")
         if tgt_mask is None:

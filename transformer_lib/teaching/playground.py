@@ -88,7 +88,8 @@ def draw_translation(
     )
     n_layers = result.cross_attention.size(0)
     if not -n_layers <= layer < n_layers:
-        fail("layer", f"a layer index in [{-n_layers}, {n_layers})", repr(layer))
+        fail("layer", "a layer index in [{low}, {n_layers})", repr(layer), low=-n_layers,
+             n_layers=n_layers)  # fmt: skip
     lines = [_("German: {text}").format(text=result.text)]
     if words != typed:
         lines.insert(0, _("read as: {sentence}").format(sentence=detokenize(words)))

@@ -30,7 +30,8 @@ def word_counts(sequences: Sequence[Sequence[int]], vocab_size: int) -> torch.Te
     for k, sequence in enumerate(sequences):
         ids = torch.as_tensor(list(sequence), dtype=torch.long)  # (L,)
         if ids.numel() and not (0 <= int(ids.min()) and int(ids.max()) < vocab_size):
-            fail(f"sequences[{k}]", f"ids in [0, {vocab_size}) (vocab_size)", repr(sequence)[:80])
+            expected = "ids in [0, {vocab_size}) (vocab_size)"
+            fail(f"sequences[{k}]", expected, repr(sequence)[:80], vocab_size=vocab_size)
         counts[k] = torch.bincount(ids, minlength=vocab_size).float()  # (V,)
     return counts
 
@@ -98,7 +99,7 @@ def _labels(labels: Sequence[int], n: int, n_classes: int) -> torch.Tensor:
     """``labels`` as class ids (N,), one per sequence."""
     if not isinstance(labels, Sequence) or len(labels) != n:
         got = f"{len(labels)} labels" if isinstance(labels, Sequence) else type(labels).__name__
-        fail("labels", f"one label per sequence ({n})", got)
+        fail("labels", "one label per sequence ({n})", got, n=n)
     targets = torch.tensor(list(labels), dtype=torch.long)  # (N,)
     check_labels("labels", targets, n_classes)
     return targets

@@ -16,7 +16,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch.optim.lr_scheduler import LRScheduler
 
+from transformer_lib._catalogue import error_text
 from transformer_lib._checks import check_int, check_probability, fail
+from transformer_lib.i18n import N_
 from transformer_lib.model.contract import CourseModel, check_course_model
 from transformer_lib.train.checkpoint import save_checkpoint
 from transformer_lib.train.progress import Run
@@ -195,7 +197,9 @@ def _backward(
     return nn.utils.clip_grad_norm_(model.parameters(), max_norm)
 
 
-_DIVERGED = "Lower the learning rate (factor) or check the data: a batch may contain only padding."
+_DIVERGED = N_(
+    "Lower the learning rate (factor) or check the data: a batch may contain only padding."
+)
 
 
 def _finite(
@@ -224,7 +228,9 @@ def _save_checkpoint(path, model, optimizer, scheduler, state: TrainState, vocab
             "model",
             "finite weights before a checkpoint is written",
             f"non-finite values in {', '.join(names[:3])}",
-            f"The last good checkpoint in {path} is kept. {_DIVERGED}",
+            "The last good checkpoint in {path} is kept. {diverged}",
             FloatingPointError,
+            path=path,
+            diverged=error_text(_DIVERGED),
         )
     save_checkpoint(path, model, optimizer, scheduler, state=state, vocabs=vocabs)

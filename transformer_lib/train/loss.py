@@ -43,9 +43,10 @@ def label_smoothed_cross_entropy(
     if logits.dim() < 2 or logits.shape[:-1] != target.shape:
         fail(
             "target",
-            f"the shape of logits without its last (V) dimension, {tuple(logits.shape[:-1])}",
+            "the shape of logits without its last (V) dimension, {shape}",
             f"shape {tuple(target.shape)}",
             "Compare logits (B, T, V) with tgt_out (B, T), not with tgt_in.",
+            shape=tuple(logits.shape[:-1]),
         )
     check_probability("epsilon", epsilon)
     if reduction not in ("mean", "sum", "none"):

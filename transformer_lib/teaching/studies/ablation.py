@@ -153,7 +153,7 @@ def train_variant(
     order; every variant sees the same batches for a seed) until the last step of
     ``eval_at``; one row of scores at each step of ``eval_at``."""
     if name not in VARIANTS:
-        fail("name", f"one of {list(VARIANTS)}", repr(name))
+        fail("name", "one of {choices}", repr(name), choices=list(VARIANTS))
     check_eval_at(eval_at)
     variant = VARIANTS[name]
     recipe = replace(RECIPE, **variant.get("train", {}), steps=max(eval_at))
@@ -242,7 +242,7 @@ def runs_by_variant(rows: list[dict], names: list[str]) -> dict[str, list[list[d
     Raises the house error when none of ``names`` has rows."""
     if not any(row["variant"] in names for row in rows):
         stored = sorted({row["variant"] for row in rows})
-        fail("names", f"variants with stored rows, among {stored}", repr(names))
+        fail("names", "variants with stored rows, among {stored}", repr(names), stored=stored)
     by_run: dict[tuple[str, int], list[dict]] = {}
     for row in rows:
         if row["variant"] in names:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from transformer_lib._checks import fail
 from transformer_lib.i18n import _
+from transformer_lib.teaching.studies.labels import localised
 
 MIN_SEEDS = 3
 BETTER, WORSE, NO_DIFFERENCE = "better", "worse", "no difference shown"
@@ -84,9 +85,10 @@ class Verdict:
         return diffs[int(tail * (n - 1))], diffs[round((1 - tail) * (n - 1))]
 
     def sentence(self, ours: str, theirs: str, metric: str) -> str:
-        """The comparison in one sentence, in the course's language: the verdict, then on
-        a line of their own (so that a narrow output area breaks no number) each side's mean
-        [min-max] over seeds and the mean difference."""
+        """The comparison in one sentence, in the course's language (the names of the runs
+        and of the metric too, where ``labels`` holds them): the verdict, then on a line of
+        their own (so that a narrow output area breaks no number) each side's mean [min-max]
+        over seeds and the mean difference."""
         digits = _digits(self.ours + self.theirs)
 
         def spread(values):
@@ -114,9 +116,9 @@ class Verdict:
             f"{len(self.ours)} + {len(self.theirs)}"
         )  # fmt: skip
         return template.format(
-            ours=ours,
-            theirs=theirs,
-            metric=metric,
+            ours=localised(ours),
+            theirs=localised(theirs),
+            metric=localised(metric),
             ours_spread=spread(self.ours),
             theirs_spread=spread(self.theirs),
             seeds=seeds,
@@ -128,13 +130,15 @@ def _scores(name: str, values: object) -> tuple[float, ...]:
     try:
         scores = tuple(float(v) for v in values)  # type: ignore[union-attr]
     except (TypeError, ValueError):
-        fail(name, f"a list of numbers, one per seed (at least {MIN_SEEDS})", repr(values))
+        expected = "a list of numbers, one per seed (at least {n})"
+        fail(name, expected, repr(values), n=MIN_SEEDS)
     if len(scores) < MIN_SEEDS:
         fail(
             name,
-            f"at least {MIN_SEEDS} scores, one per seed",
+            "at least {n} scores, one per seed",
             f"{len(scores)}: {list(scores)}",
             "Fewer seeds cannot tell a difference from luck (see transformer_lib.teaching.studies.compare).",
+            n=MIN_SEEDS,
         )
     return scores
 

@@ -145,7 +145,7 @@ def parameter_counts(corpus: Corpus, max_layers: int) -> dict:
 def build_model(name: str, corpus: Corpus) -> torch.nn.Module:
     """Variant ``name``'s model, untrained (from the global random generator)."""
     if name not in VARIANTS:
-        fail("name", f"one of {list(VARIANTS)}", repr(name))
+        fail("name", "one of {choices}", repr(name), choices=list(VARIANTS))
     if name == ENCODER_DECODER:
         return Transformer(corpus.config())
     return corpus.lm_model(corpus.lm_config(**VARIANTS[name]))

@@ -108,7 +108,7 @@ class Corpus:
         """The first ``n`` sentences of the pool, and their labels, in ``seed``'s order."""
         check_int("n", n, minimum=2)
         if n > len(self.pool[0]):
-            fail("n", f"at most {len(self.pool[0])} (the pool's sentences)", repr(n))
+            fail("n", "at most {size} (the pool's sentences)", repr(n), size=len(self.pool[0]))
         generator = torch.Generator().manual_seed(seed)
         chosen = torch.randperm(len(self.pool[0]), generator=generator)[:n].tolist()
         return [self.pool[0][k] for k in chosen], [self.pool[1][k] for k in chosen]

@@ -28,12 +28,8 @@ def as_array(name: str, x: ArrayLike, ndim: int | None = None, shape_hint: str =
     try:
         array = np.asarray(x)
     except (TypeError, ValueError):
-        fail(
-            name,
-            f"a tensor{' ' + shape_hint if shape_hint else ''}",
-            type(x).__name__,
-            error=TypeError,
-        )
+        expected = "a tensor {shape}" if shape_hint else "a tensor"
+        fail(name, expected, type(x).__name__, error=TypeError, shape=shape_hint)
     if ndim is not None:
         # leading size-1 dimensions (a batch of one, a broadcast head axis) are dropped
         while array.ndim > ndim and array.shape[0] == 1:
@@ -41,9 +37,11 @@ def as_array(name: str, x: ArrayLike, ndim: int | None = None, shape_hint: str =
         if array.ndim != ndim:
             fail(
                 name,
-                f"a {ndim}-D tensor {shape_hint}".rstrip(),
+                "a {ndim}-D tensor {shape}" if shape_hint else "a {ndim}-D tensor",
                 f"shape {array.shape}",
                 "Select one example (and one head) first, e.g. weights[0, 0].",
+                ndim=ndim,
+                shape=shape_hint,
             )
     return array
 

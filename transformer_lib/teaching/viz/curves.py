@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from transformer_lib._checks import fail
+from transformer_lib.i18n import N_
 from transformer_lib.teaching.viz._common import (
     LABEL_SIZE,
     TICK_SIZE,
@@ -17,8 +18,8 @@ from transformer_lib.teaching.viz._common import (
     new_axes,
 )
 
-_HISTORY_HINT = (
-    'Pass the dict train() returns (state.history), or wrap a list of losses: {"loss": losses}.'
+_HISTORY_HINT = N_(
+    'Pass the dict train() returns (state.history), or wrap a list of losses: {{"loss": losses}}.'
 )
 
 
@@ -55,7 +56,8 @@ def _series(history) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
         )
     for name, values in series.items():
         if steps is not None and len(values) != len(steps):
-            fail(f"history[{name!r}]", f'{len(steps)} numbers (one per "step")', str(len(values)))
+            expected = '{n} numbers (one per "step")'
+            fail(f"history[{name!r}]", expected, str(len(values)), n=len(steps))
     return steps, series
 
 
@@ -101,7 +103,7 @@ def plot_lr_schedule(
     for label, values in curves.items():
         y = as_array("lrs", values, ndim=1)
         if len(y) != len(x):
-            fail("lrs", f"{len(x)} values (one per step)", str(len(y)))
+            fail("lrs", "{n} values (one per step)", str(len(y)), n=len(x))
         ax.plot(x, y, label=str(label), linewidth=2)
     if warmup_steps is not None:
         ax.axvline(
@@ -133,7 +135,7 @@ def plot_seed_spread(
         fail("results", "a non-empty mapping of variant name -> one number per seed",
              _describe(results), error=TypeError)  # fmt: skip
     if baseline is not None and baseline not in results:
-        fail("baseline", f"one of {list(results)}", repr(baseline))
+        fail("baseline", "one of {choices}", repr(baseline), choices=list(results))
     ax = new_axes(ax, size=(7, 0.8 + 0.45 * len(results)))
     for row, (name, values) in enumerate(results.items()):
         values = _numbers(f"results[{name!r}]", values)

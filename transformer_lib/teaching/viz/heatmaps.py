@@ -36,7 +36,7 @@ def _labels(name: str, labels: Sequence[str] | None, length: int) -> list[str] |
         return None
     labels = [str(label) for label in labels]
     if len(labels) != length:
-        fail(name, f"{length} labels (one per row/column of the matrix)", f"{len(labels)}")
+        fail(name, "{n} labels (one per row/column of the matrix)", f"{len(labels)}", n=length)
     return labels
 
 
@@ -145,7 +145,7 @@ def show_heatmaps(
     if titles is not None and titles and isinstance(titles[0], (list, tuple)):
         titles = [t for row in titles for t in row]
     if titles is not None and len(titles) != len(flat):
-        fail("titles", f"{len(flat)} titles (one per matrix)", str(len(titles)))
+        fail("titles", "{n} titles (one per matrix)", str(len(titles)), n=len(flat))
     n, m = flat[0].shape
     if figsize is None:
         cell = min(4.0, max(2.2, 0.35 * max(n, m) + 1.0))

@@ -85,9 +85,11 @@ def plot_alignment(
         if not (0 <= i < S and 0 <= j < T):
             fail(
                 "gold",
-                f"(i_src, j_tgt) pairs with i < S={S} and j < T={T}",
+                "(i_src, j_tgt) pairs with i < S={S} and j < T={T}",
                 repr((i, j)),
                 "Pairs are (source index, target index), Pharaoh order.",
+                S=S,
+                T=T,
             )
     ax = plot_heatmap(
         values,

@@ -59,7 +59,7 @@ def plot_pe_curves(
     length, width = values.shape
     for d in dims:
         if not 0 <= int(d) < width:
-            fail("dims", f"column indices in [0, {width})", repr(list(dims)))
+            fail("dims", "column indices in [0, {width})", repr(list(dims)), width=width)
     ax = new_axes(ax, size=(9.0, 5.0))
     for d in dims:
         label = f"column {int(d)} (pair {int(d) // 2}, {'cos' if int(d) % 2 else 'sin'})"

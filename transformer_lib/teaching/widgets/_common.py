@@ -45,7 +45,7 @@ def grid_axes(fig_or_axes: Canvas, n: int) -> list[Axes]:
         return list(fig_or_axes.subplots(1, n, squeeze=False).ravel())
     axes = [fig_or_axes] if isinstance(fig_or_axes, Axes) else list(np.ravel(fig_or_axes))
     if len(axes) < n or not all(isinstance(ax, Axes) for ax in axes):
-        fail("fig_or_axes", f"a matplotlib Figure or {n} Axes", f"{len(axes)} objects")
+        fail("fig_or_axes", "a matplotlib Figure or {n} Axes", f"{len(axes)} objects", n=n)
     return axes[:n]
 
 

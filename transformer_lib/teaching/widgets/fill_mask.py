@@ -21,8 +21,8 @@ __all__ = ["fill_mask", "draw_fill_mask", "fill_mask_widget"]
 def _ids(sentence: object, vocab: Vocab) -> list[int]:
     """The sentence's ids, each ``<mask>`` in its text one ``<mask>`` token."""
     if not isinstance(sentence, str) or MASK not in sentence:
-        fail("sentence", f"a sentence with {MASK} in it", repr(sentence)[:80],
-             f"For example: the {MASK} sleeps.")  # fmt: skip
+        fail("sentence", "a sentence with {mask} in it", repr(sentence)[:80],
+             "For example: the {mask} sleeps.", mask=MASK)  # fmt: skip
     ids = []
     for k, part in enumerate(sentence.split(MASK)):
         if k:

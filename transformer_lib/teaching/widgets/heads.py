@@ -48,7 +48,7 @@ def draw_head_picker(
     n_heads = weights.size(0)
     check_int("head", head, minimum=0)
     if head >= n_heads:
-        fail("head", f"an int < n_heads={n_heads}", repr(head))
+        fail("head", "an int < n_heads={n_heads}", repr(head), n_heads=n_heads)
     viz.plot_attention(
         weights[head], query_tokens, key_tokens, ax=ax, title=title or f"head {head} of {n_heads}"
     )

@@ -31,7 +31,7 @@ def draw_pe_explorer(
     """
     check_int("position", position, minimum=0)
     if position >= max_len:
-        fail("position", f"an int < max_len={max_len}", repr(position))
+        fail("position", "an int < max_len={max_len}", repr(position), max_len=max_len)
     table = sinusoidal_positional_encoding(max_len, d_model)  # (L, D)
     heat, curves, vector = grid_axes(fig_or_axes, 3)
     viz.plot_positional_encoding(table, ax=heat, title=f"PE table, d_model={d_model}")

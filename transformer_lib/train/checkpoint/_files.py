@@ -17,7 +17,9 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load as load_tensors
 
+from transformer_lib._catalogue import error_text
 from transformer_lib._checks import fail
+from transformer_lib.i18n import N_
 from transformer_lib.train.state import TrainState
 
 # The format tags are names on disk, not module paths: they stay when the package moves
@@ -30,26 +32,16 @@ MODEL_FILE, TRAINING_FILE, META_FILE = (
     "checkpoint.json",
 )
 FILES = (MODEL_FILE, TRAINING_FILE, META_FILE)
-DAMAGED = "The checkpoint is damaged or was not written by save_checkpoint(); save it again."
+DAMAGED = N_("The checkpoint is damaged or was not written by save_checkpoint(); save it again.")
+# What an entry of checkpoint.json may be: its kind, as an error names it, and its types.
 _KINDS = {
-    "an object": dict,
-    "an object or null": (dict, type(None)),
-    "a list": list,
-    "a string": str,
-    "an int": int,
-    "a number": (int, float),
+    N_("an object"): dict,
+    N_("an object or null"): (dict, type(None)),
+    N_("a list"): list,
+    N_("a string"): str,
+    N_("an int"): int,
+    N_("a number"): (int, float),
 }
-# checkpoint.json's entries: (key, kind, required)
-_TOP = [
-    ("config", "an object", True),
-    ("aliases", "an object", True),
-    ("state", "an object", True),
-    ("files", "an object", True),
-    ("src_vocab", "an object or null", True),
-    ("tgt_vocab", "an object or null", True),
-    ("optimizer", "an object", False),
-    ("scheduler", "an object or null", False),
-]
 
 
 def record(data: bytes) -> dict:
@@ -81,7 +73,8 @@ def entry(meta_path: Path, keys: tuple, container, kind: str, required: bool = T
     if key not in container if isinstance(container, dict) else key >= len(container):
         if not required:
             return None
-        fail(name, f"present ({kind})", "nothing (the entry is missing)", DAMAGED)
+        got = "nothing (the entry is missing)"
+        fail(name, "present ({kind})", got, DAMAGED, kind=error_text(kind))
     value = container[key]
     if isinstance(value, bool) or not isinstance(value, _KINDS[kind]):
         fail(name, kind, f"{type(value).__name__} {str(value)[:40]!r}", DAMAGED)
@@ -95,10 +88,11 @@ def read_meta(path: Path) -> dict:
     if not meta_path.is_file():
         fail(
             "path",
-            f"a checkpoint folder containing {META_FILE}",
+            "a checkpoint folder containing {file}",
             f"{path}{'' if path.exists() else ' (does not exist)'}",
             "Write one with save_checkpoint() or train(checkpoint_dir=...).",
             error=FileNotFoundError,
+            file=META_FILE,
         )
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
@@ -106,7 +100,8 @@ def read_meta(path: Path) -> dict:
         fail(str(meta_path), "valid JSON", f"a corrupted file ({error})", DAMAGED)
     if not isinstance(meta, dict) or meta.get("format") not in (FORMAT, LEGACY_FORMAT):
         got = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-        fail(str(meta_path), f"a checkpoint in the format {FORMAT!r}", repr(got), DAMAGED)
+        expected = "a checkpoint in the format {format}"
+        fail(str(meta_path), expected, repr(got), DAMAGED, format=repr(FORMAT))
     if meta["format"] == FORMAT:
         if entry(meta_path, ("sha256",), meta, "a string") != content_sha256(meta):
             fail(
@@ -121,22 +116,35 @@ def read_meta(path: Path) -> dict:
 
 def _check_structure(meta_path: Path, meta: dict) -> None:
     """Every entry that loading reads is present and of the right type."""
-    for key, kind, required in _TOP:
-        entry(meta_path, (key,), meta, kind, required)
+    for key in ("config", "aliases", "state", "files"):
+        entry(meta_path, (key,), meta, "an object")
+    for key in ("src_vocab", "tgt_vocab"):
+        entry(meta_path, (key,), meta, "an object or null")
+    entry(meta_path, ("optimizer",), meta, "an object", required=False)
+    entry(meta_path, ("scheduler",), meta, "an object or null", required=False)
     for alias in meta["aliases"]:
         entry(meta_path, ("aliases", alias), meta["aliases"], "a string")
     unknown = sorted(set(meta["files"]) - {MODEL_FILE, TRAINING_FILE})
     if unknown:
-        expected = f"entries for {MODEL_FILE} and {TRAINING_FILE} only"
-        fail(f"{meta_path}['files']", expected, f"an entry {unknown[0]!r}", DAMAGED)
+        expected = "entries for {model} and {training} only"
+        got = f"an entry {unknown[0]!r}"
+        fail(
+            f"{meta_path}['files']",
+            expected,
+            got,
+            DAMAGED,
+            model=MODEL_FILE,
+            training=TRAINING_FILE,
+        )
     for name in (MODEL_FILE, TRAINING_FILE):
         file = entry(meta_path, ("files", name), meta["files"], "an object", name == MODEL_FILE)
         if file is not None:
             entry(meta_path, ("files", name, "bytes"), file, "an int")
             entry(meta_path, ("files", name, "sha256"), file, "a string")
-    kinds = {"history": "an object", "seconds": "a number"}
     for field in fields(TrainState):
-        entry(meta_path, ("state", field.name), meta["state"], kinds.get(field.name, "an int"))
+        name = field.name
+        kind = "an object" if name == "history" else "a number" if name == "seconds" else "an int"
+        entry(meta_path, ("state", name), meta["state"], kind)
     if "optimizer" in meta:
         optimizer = meta["optimizer"]
         groups = entry(meta_path, ("optimizer", "param_groups"), optimizer, "a list")
@@ -162,9 +170,10 @@ def read_tensors(path: Path, name: str, meta: dict) -> dict[str, torch.Tensor]:
     if len(data) != expected["bytes"]:
         fail(
             str(file),
-            f"{expected['bytes']} bytes long",
+            "{n} bytes long",
             f"{len(data)} bytes",
             "The file is truncated; the checkpoint cannot be used.",
+            n=expected["bytes"],
         )
     if hashlib.sha256(data).hexdigest() != expected["sha256"]:
         fail(

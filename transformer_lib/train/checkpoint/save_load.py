@@ -95,7 +95,8 @@ def save_checkpoint(
             "path",
             "a checkpoint folder, not one of the saves inside it",
             str(path),
-            f"Save to {path.parent}.",
+            "Save to {folder}.",
+            folder=path.parent,
         )
     check_course_model("model", model)
     tensors, aliases = _weights(model)
@@ -154,14 +155,19 @@ def _check_compatible(model: nn.Module, weights: dict, saved_config: dict) -> No
         for k in expected
         if k in got and got[k] != expected[k]
     ]
-    hint = "Build the model from the checkpoint's config: load_checkpoint(path) without a model."
     diff = _config_differences(model, saved_config)
-    hint = f"It was saved with {', '.join(diff)}. " * bool(diff) + hint
+    hint = (
+        "It was saved with {diff}. Build the model from the checkpoint's config: "
+        "load_checkpoint(path) without a model."
+        if diff
+        else "Build the model from the checkpoint's config: load_checkpoint(path) without a model."
+    )
     fail(
         "model",
         "the architecture the checkpoint was saved from",
         f"{len(problems)} mismatches: {'; '.join(problems[:3])}",
         hint,
+        diff=", ".join(diff),
     )
 
 
@@ -256,10 +262,13 @@ def _check_same_model(model: nn.Module, meta: dict) -> None:
     if mine != meta["aliases"]:
         fail(
             "model",
-            f"tied like the checkpoint (shared weights: {meta['aliases'] or 'none'})",
+            "tied like the checkpoint (shared weights: {aliases})"
+            if meta["aliases"]
+            else "tied like the checkpoint (shared weights: none)",
             f"a model with shared weights {mine or 'none'}",
             "Loading would merge or split weights; build the model from the checkpoint's "
             "config: load_checkpoint(path) without a model.",
+            aliases=meta["aliases"],
         )
 
 

@@ -70,8 +70,9 @@ def alignment_error_rate(predicted: Links, sure: Links, possible: Links | None =
     if not len(corpus_a) == len(corpus_s) == len(corpus_p):
         fail(
             "sure",
-            f"one alignment per predicted sentence ({len(corpus_a)})",
+            "one alignment per predicted sentence ({n})",
             f"{len(corpus_s)} sure and {len(corpus_p)} possible",
+            n=len(corpus_a),
         )
     hits_sure = hits_possible = size_a = size_s = 0
     for a, s, p in zip(corpus_a, corpus_s, corpus_p):
@@ -109,8 +110,10 @@ def attention_alignment(
     if len(src_tokens) != S or len(tgt_tokens) != T:
         fail(
             "src_tokens/tgt_tokens",
-            f"{S} source and {T} target labels (weights are {T}x{S})",
+            "{S} source and {T} target labels (weights are {T}x{S})",
             f"{len(src_tokens)} and {len(tgt_tokens)}",
+            S=S,
+            T=T,
         )
     cols = [s for s in range(S) if src_tokens[s] not in skip]
     rows = [t for t in range(T) if tgt_tokens[t] not in skip]

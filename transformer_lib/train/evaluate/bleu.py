@@ -39,7 +39,7 @@ def _check_pair_lists(hypotheses, references, name: str = "hypotheses") -> None:
     _check_texts(name, hypotheses)
     _check_texts("references", references)
     if len(hypotheses) != len(references):
-        fail("references", f"one per hypothesis ({len(hypotheses)})", str(len(references)))
+        fail("references", "one per hypothesis ({n})", str(len(references)), n=len(hypotheses))
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
@@ -168,8 +168,9 @@ def paired_bootstrap(
     if len(hypotheses_b) != len(hypotheses_a):
         fail(
             "hypotheses_b",
-            f"one per sentence of hypotheses_a ({len(hypotheses_a)})",
+            "one per sentence of hypotheses_a ({n})",
             str(len(hypotheses_b)),
+            n=len(hypotheses_a),
         )
     systems = [("a", list(hypotheses_a)), ("b", list(hypotheses_b))]
     with _sacrebleu_seed(seed):
