@@ -25,9 +25,9 @@ export JUPYTER_PREFER_ENV_PATH := 1
 
 # Every notebook top to bottom, each output compared with the stored one: the English
 # edition, then the Chinese one (notebooks/zh_CN) with the library speaking Chinese.
-# A cell gets 300 s (nbval's default is 2000): the slowest, notebook 07's training, takes
-# about 30 s on a quiet 2-core CPU, and a cell that never answers fails within minutes.
-NBVAL_ARGS := --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300
+# A cell gets 450 s (nbval's default is 2000): CELL_TIMEOUT_S in tests/notebook_runs.py,
+# which says why; a cell that never answers fails within minutes.
+NBVAL_ARGS := --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=450
 NBVAL := --nbval notebooks --ignore=notebooks/zh_CN $(NBVAL_ARGS)
 NBVAL_ZH := --nbval notebooks/zh_CN $(NBVAL_ARGS)
 

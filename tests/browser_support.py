@@ -298,6 +298,21 @@ class LabServer:
             body = response.read()
         return json.loads(body) if body else None
 
+    def kernel_cpu_seconds(self) -> float | None:
+        """CPU time (user + system) its kernels have used so far; None where /proc cannot
+        tell (not Linux)."""
+        if not Path("/proc").is_dir():
+            return None
+        ticks = 0
+        for pid in _kernels_of(self.runtime_dir):
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:  # it ended
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (name) "
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+        return ticks / os.sysconf("SC_CLK_TCK")
+
     def shutdown_kernels(self) -> None:
         for kernel in self.api("GET", "/api/kernels"):
             self.api("DELETE", f"/api/kernels/{kernel['id']}")

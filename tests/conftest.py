@@ -138,6 +138,24 @@ def pytest_collection_modifyitems(config, items):
         items[:] = chosen
 
 
+def pytest_runtest_setup(item):
+    """`make test`'s --dist loadgroup keeps an `xdist_group` on one worker by appending
+    "@group" to each of its test ids as a worker collects them. Where that append does
+    nothing (pytest 9.2.0 with pytest-xdist 3.8.0: pytest-xdist issue #1386), the group is
+    split over the workers without a word, and a test that reuses what its group computed
+    computes it again, for many minutes: fail at once instead."""
+    grouped = getattr(item.config.option, "loadgroup", False) and item.get_closest_marker(
+        "xdist_group"
+    )
+    if grouped and "@" not in item.nodeid:
+        pytest.fail(
+            f"--dist loadgroup did not group {item.nodeid} with the other tests of its "
+            "xdist_group: this pytest and pytest-xdist do not work together (pytest-xdist "
+            "issue #1386); install the versions in constraints.txt",
+            pytrace=False,
+        )
+
+
 # In CI (.ci/run sets COURSE_NO_SKIPS=1) a skipped test is a failure: what CI skipped, it
 # did not test (a failed import of nbgrader once skipped the grading tests without a word).
 NO_SKIPS = "COURSE_NO_SKIPS"

@@ -10,9 +10,13 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError
 
-# Longer than any cell of the course takes on a loaded 2-core machine (notebook 07's
-# training, about 30 s on a quiet one), short enough that a stall fails within minutes.
-CELL_TIMEOUT_S = 300
+# The most one cell may run, in every harness (nbval in the Makefile, nbclient here, the
+# browser test): three times the slowest cell of the course, so that it holds with two busy
+# processes beside the suite's two on a 2-core machine (about twice the quiet time), and
+# short enough that a stall fails within minutes. The slowest cell is notebook 08's live
+# training, which prints its own time (146 s at one thread on a quiet 2-core machine);
+# tests/test_notebook_runs.py holds the limit to that output and to the Makefile.
+CELL_TIMEOUT_S = 450
 
 
 def execute(

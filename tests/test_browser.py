@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import browser_support as bs
+import notebook_runs
 import pytest
 
 sys.path.insert(0, str(bs.REPO / "tools"))
@@ -41,7 +42,9 @@ NOTEBOOK_PATHS = bs.NOTEBOOK_PATHS
 PRESENTED = "04_masking.ipynb"  # the notebook shown in deck mode
 VIEWPORT = {"width": 1400, "height": 900}
 OPEN_TIMEOUT_S = 120  # JupyterLab loaded and the kernel idle
-CELL_TIMEOUT_S = 180  # one cell running (07's training: about 30 s on a quiet 2-core CPU)
+CELL_TIMEOUT_S = notebook_runs.CELL_TIMEOUT_S  # one cell running, computing (it says why)
+STALL_S = 60  # one cell running while its kernel computes less than STALL_CPU_S: a stall
+STALL_CPU_S = 1.0
 REDRAW_TIMEOUT_S = 60  # a widget redraws its figure after a control moved
 DECK_TIMEOUT_MS = 30_000  # deck mode starts or stops
 SLIDE_SETTLE_MS = 400  # a slide's cells fade in (0.1 s) and lay out
@@ -125,16 +128,24 @@ def open_notebook(page: Page, lab: bs.LabServer, name: str) -> None:
 
 
 def run_all_cells(
-    page: Page, name: str, n_code_cells: int, cell_timeout: float = CELL_TIMEOUT_S
+    page: Page,
+    lab: bs.LabServer,
+    name: str,
+    n_code_cells: int,
+    cell_timeout: float = CELL_TIMEOUT_S,
+    stall_s: float = STALL_S,
 ) -> float:
     """Clear all outputs, Run All, and wait until every cell ran; fail as soon as a cell
-    raises, with its error text, or runs for `cell_timeout` s. Returns the seconds Run All
-    took."""
+    raises, with its error text, runs for `cell_timeout` s, or waits: runs for `stall_s` s
+    while `lab`'s kernels compute less than STALL_CPU_S (a busy machine slows a cell down,
+    but a cell waiting for a message that is not coming computes nothing). Returns the
+    seconds Run All took."""
     menu(page, "Edit", "editmenu:clear-all")
     expect(page.locator(".jp-OutputArea-output")).to_have_count(0)
     menu(page, "Run", "runmenu:run-all")
     started = time.monotonic()
     running_since = {}  # the code cell now running (the first [*]) -> when it started
+    cpu = []  # (when, the kernels' CPU seconds so far) while that cell runs
     while True:
         errors = bs.error_outputs(page, name)
         if errors:
@@ -155,8 +166,23 @@ def run_all_cells(
             pytest.fail("Run All started no cell within 60 s (screenshot in screenshots/)")
         if running:
             cell = state["prompts"].index("[*]:")
-            since = running_since.setdefault(cell, time.monotonic())
-            if time.monotonic() - since > cell_timeout:
+            now = time.monotonic()
+            if cell not in running_since:
+                running_since[cell], cpu = now, []
+            since = running_since[cell]
+            used = lab.kernel_cpu_seconds()
+            if used is not None:
+                cpu.append((now, used))
+                while len(cpu) > 1 and cpu[1][0] <= now - stall_s:
+                    del cpu[0]  # keep one sample at or before the window's start
+                if now - cpu[0][0] >= stall_s and used - cpu[0][1] < STALL_CPU_S:
+                    page.screenshot(path=bs.SCREENSHOTS / "browser-cell-stalled.png")
+                    pytest.fail(
+                        f"{name}: code cell {cell} waited: its kernel computed "
+                        f"{used - cpu[0][1]:.1f} s in the last {stall_s:g} s "
+                        f"({ran}/{n_code_cells} cells ran; screenshot in screenshots/)"
+                    )
+            if now - since > cell_timeout:
                 page.screenshot(path=bs.SCREENSHOTS / "browser-cell-did-not-finish.png")
                 pytest.fail(
                     f"{name}: code cell {cell} ran for {cell_timeout:g} s without finishing "
@@ -318,7 +344,7 @@ def test_notebook_runs_like_a_student_runs_it(page, lab, path):
     started = time.monotonic()
     open_notebook(page, lab, path.name)
     opened = time.monotonic()
-    run_seconds = run_all_cells(page, path.name, expected.code_cells)
+    run_seconds = run_all_cells(page, lab, path.name, expected.code_cells)
     record_run_time(path.name, run_seconds)
     ran = time.monotonic()
 
@@ -362,7 +388,7 @@ def test_presentation_mode_shows_a_live_widget(page, lab):
     path = bs.NOTEBOOKS / PRESENTED
     assert bs.expected_outputs(path).widgets, f"{PRESENTED} displays no widget to present"
     open_notebook(page, lab, PRESENTED)
-    run_all_cells(page, PRESENTED, bs.expected_outputs(path).code_cells)
+    run_all_cells(page, lab, PRESENTED, bs.expected_outputs(path).code_cells)
 
     # Select the widget's cell, then press the notebook toolbar's deck button.
     view = page.locator(bs.WIDGET_VIEW).first
@@ -423,24 +449,33 @@ def test_a_failing_cell_stops_the_run_at_once_with_its_error(page, lab):
     open_notebook(page, lab, name)
     started = time.monotonic()
     with pytest.raises(pytest.fail.Exception) as failure:
-        run_all_cells(page, name, len(cells))
+        run_all_cells(page, lab, name, len(cells))
     message = str(failure.value)
     assert "cell 1: ValueError: broken on purpose" in message, message
     assert "Traceback" in message and "cell 0" not in message, message
     assert time.monotonic() - started < 60, "the failing cell was reported too late"
 
 
-def test_a_cell_that_never_finishes_fails_at_the_cell_limit_naming_it(page, lab):
+@pytest.mark.parametrize(
+    "body, limits, says",
+    [
+        ("time.sleep(600)", dict(stall_s=10), "code cell 1 waited: its kernel computed 0."),
+        ("while True:\n    pass", dict(cell_timeout=20, stall_s=10), "code cell 1 ran for 20 s"),
+    ],
+    ids=["waiting", "computing"],
+)
+def test_a_cell_that_never_finishes_fails_within_its_limit_naming_it(page, lab, body, limits, says):
+    # A cell that waits fails after stall_s; one that computes runs until cell_timeout.
     name = "stalled.ipynb"
-    _write_notebook(lab.root / name, [_code("x = 1"), _code("import time\ntime.sleep(600)")])
+    _write_notebook(lab.root / name, [_code("x = 1"), _code(f"import time\n{body}")])
     open_notebook(page, lab, name)
     started = time.monotonic()
     with pytest.raises(pytest.fail.Exception) as failure:
-        run_all_cells(page, name, 2, cell_timeout=10)
+        run_all_cells(page, lab, name, 2, **limits)
     message = str(failure.value)
-    assert message.startswith(f"{name}: code cell 1 ran for 10 s without finishing"), message
-    assert time.monotonic() - started < 40, "the stalled cell was reported too late"
-    for session in lab.api("GET", "/api/sessions"):  # the sleeping kernel
+    assert message.startswith(f"{name}: {says}"), message
+    assert time.monotonic() - started < 50, "the stalled cell was reported too late"
+    for session in lab.api("GET", "/api/sessions"):  # the kernel still running it
         if session["path"].endswith(name):
             lab.api("DELETE", f"/api/sessions/{session['id']}")
 
@@ -533,9 +568,10 @@ def chinese_font_problem(page: Page, screenshot: Path) -> str | None:
 
 
 @contextlib.contextmanager
-def chinese_lab_page(browser, tmp_path: Path, path: Path) -> Iterator[Page]:
+def chinese_lab_page(browser, tmp_path: Path, path: Path) -> Iterator[tuple[Page, bs.LabServer]]:
     """A Chinese JupyterLab (interface in Chinese, COURSE_LANG=en as on the class hub) with
-    the Chinese notebook ``path`` open; the page closes and the kernels stop afterwards."""
+    the Chinese notebook ``path`` open, and its server; the page closes and the kernels stop
+    afterwards."""
     with bs.lab_server(
         tmp_path, [path], tmp_path / "lab.log", settings=bs.ZH_SETTINGS, extra_env=bs.ZH_ENV
     ) as lab:
@@ -544,7 +580,7 @@ def chinese_lab_page(browser, tmp_path: Path, path: Path) -> Iterator[Page]:
         page.set_default_timeout(30_000)
         open_notebook(page, lab, path.name)
         try:
-            yield page
+            yield page, lab
         finally:
             context.close()
             lab.shutdown_kernels()
@@ -564,7 +600,7 @@ def test_the_chinese_edition_is_drawn_in_a_font_with_chinese_glyphs(browser, tmp
     Chinese (`fc-list :lang=zh`), drawing at least as many glyphs as the text has Chinese
     characters."""
     path = bs.NOTEBOOKS / "zh_CN" / name
-    with chinese_lab_page(browser, tmp_path, path) as page:
+    with chinese_lab_page(browser, tmp_path, path) as (page, _):
         problem = chinese_font_problem(page, bs.SCREENSHOTS / f"browser-zh_CN-font-{path.stem}.png")
     assert problem is None, problem
 
@@ -576,10 +612,10 @@ def test_the_chinese_edition_in_a_chinese_jupyterlab(browser, tmp_path, monkeypa
     though the environment says COURSE_LANG=en (as the class hub's does)."""
     path = bs.NOTEBOOKS / "zh_CN" / ZH_NOTEBOOK
     expected = bs.expected_outputs(path)
-    with chinese_lab_page(browser, tmp_path, path) as page:
+    with chinese_lab_page(browser, tmp_path, path) as (page, lab):
         menus = page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
         assert {"文件", "编辑", "运行"} <= set(menus), f"the interface is not Chinese: {menus}"
-        run_all_cells(page, ZH_NOTEBOOK, expected.code_cells)
+        run_all_cells(page, lab, ZH_NOTEBOOK, expected.code_cells)
         assert wait_for_images(page) >= expected.images
         assert widget_redraws(page, 0), "the widget did not redraw"
         screenshot_notebook(page, bs.SCREENSHOTS / f"browser-zh_CN-{path.stem}.png")

@@ -154,8 +154,14 @@ def _kill_rounds(path: Path, rounds: int) -> str:
     started, done = fork.Value("q", 1, lock=False), fork.Value("q", 1, lock=False)
     model, failures, during_a_save = _model(), 0, 0
     for _ in range(rounds):
+        begun = started.value
         child = fork.Process(target=_save_forever, args=(path, started, done))
         child.start()
+        # The random moment counts from the child's first save, not from the fork: on a busy
+        # machine a forked child can wait longer than 50 ms for a core, and a kill before its
+        # first save tests nothing.
+        while started.value == begun and child.is_alive():
+            time.sleep(0.001)
         time.sleep(random.uniform(0.0, 0.05))
         child.kill()
         child.join()

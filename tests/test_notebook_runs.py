@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
+from pathlib import Path
 from queue import Empty
 
 import nbformat
 import pytest
 from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.session import Session
-from notebook_runs import execute
+from notebook_runs import CELL_TIMEOUT_S, execute
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the test extra installs tomli
+    import tomli as tomllib
 
 TIMEOUT_S = 5
+REPO = Path(__file__).parents[1]
 
 
 def _notebook(*sources: str) -> nbformat.NotebookNode:
@@ -89,3 +97,26 @@ def test_the_course_widgets_send_nothing_on_the_shell_channel_while_their_cell_r
         for cell in notebook.cells[1:]
     ), [c.outputs for c in notebook.cells]
     assert set(sent) == {"kernel_info_request", "execute_request", "shutdown_request"}, sent
+
+
+def _slowest_cell_seconds() -> int:
+    """What notebook 08's live training printed it took ("6 runs in 146 s") in its stored
+    output: the slowest cell of the course."""
+    notebook = nbformat.read(REPO / "notebooks" / "08_what_matters.ipynb", as_version=4)
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            found = re.search(r"^\d+ runs in (\d+) s$", output.get("text", ""), re.MULTILINE)
+            if found:
+                return int(found.group(1))
+    raise AssertionError("notebook 08 no longer prints how long its live training took")
+
+
+def test_every_harness_gives_a_cell_three_times_the_slowest_cell():
+    """A limit sized for notebook 07's 30 s once failed notebook 08's 146 s cell on a busy
+    machine: the limit follows the slowest cell, and every harness uses the same one."""
+    slowest = _slowest_cell_seconds()
+    assert CELL_TIMEOUT_S >= 3 * slowest, (CELL_TIMEOUT_S, slowest)
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert re.findall(r"--nbval-cell-timeout=(\d+)", makefile) == [str(CELL_TIMEOUT_S)]
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["tool"]["pytest"]["ini_options"]["timeout"] > CELL_TIMEOUT_S
