@@ -79,7 +79,18 @@ ENGLISH_NUMBERS = {
     )
 } | {"twice": 2}
 ENGLISH_COUNT = re.compile(rf"\b({'|'.join(ENGLISH_NUMBERS)})\b", re.IGNORECASE)
-CHINESE_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+CHINESE_DIGITS = {
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 # a numeral: a digit other than 一 (一个 is an article as often as "one"), or one with 十 (十一)
 NUMERAL = "[二两三四五六七八九]?十[一二三四五六七八九]?|[二两三四五六七八九]"
 # A Chinese numeral counts something when a measure word follows it (三个, 两遍, 十分钟; not
