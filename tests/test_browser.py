@@ -586,23 +586,32 @@ def chinese_lab_page(browser, tmp_path: Path, path: Path) -> Iterator[tuple[Page
             lab.shutdown_kernels()
 
 
-# The three longest Chinese notebooks, whose outputs print the most Chinese (the figures'
-# text is checked as they are drawn: tests/test_figure_fonts.py)
-FONT_NOTEBOOKS = ["07_toy_translator.ipynb", "09_decoder_only.ipynb", "10_encoder_only.ipynb"]
+# The longest Chinese notebooks, whose outputs print the most Chinese and whose slides hold
+# the most Chinese prose (the figures' text is checked as they are drawn:
+# tests/test_figure_fonts.py)
+FONT_NOTEBOOKS = [
+    "07_toy_translator.ipynb",
+    "08_what_matters.ipynb",
+    "09_decoder_only.ipynb",
+    "10_encoder_only.ipynb",
+]
 
 
 @pytest.mark.parametrize("name", FONT_NOTEBOOKS)
-def test_the_chinese_edition_is_drawn_in_a_font_with_chinese_glyphs(browser, tmp_path, name):
+def test_the_chinese_edition_is_drawn_in_chinese_glyphs_on_slides_that_fit(browser, tmp_path, name):
     """On a machine without a CJK font every Chinese character is a box, and the notebook
     runs anyway: the fonts Chromium drew the whole Chinese notebook's text with (its
     Markdown, code comments and stored outputs, every cell: the lab renders them all;
     DevTools' CSS.getPlatformFontsForNode) must include fonts that fontconfig lists for
     Chinese (`fc-list :lang=zh`), drawing at least as many glyphs as the text has Chinese
-    characters."""
+    characters. Then its deck, with the stored outputs, is walked: a Chinese line holds
+    fewer characters than an English one, so Chinese slides are taller."""
     path = bs.NOTEBOOKS / "zh_CN" / name
     with chinese_lab_page(browser, tmp_path, path) as (page, _):
         problem = chinese_font_problem(page, bs.SCREENSHOTS / f"browser-zh_CN-font-{path.stem}.png")
+        deck = check_deck(f"zh_CN/{name}", present(page, name), slide_count(path))
     assert problem is None, problem
+    assert not deck, "\n".join(deck)
 
 
 @pytest.mark.skipif(not bs.ZH_NOTEBOOK_PATHS, reason="no Chinese edition in notebooks/zh_CN")

@@ -311,7 +311,7 @@ def test_a_sentence_longer_than_max_len_is_named():
 
 
 def test_labels_out_of_range_are_named():
-    message = r"^`labels` must be class ids in \[0, 2\) \(n_classes=2\); got ids in \[0, 2\]\."
+    message = r"^`labels` must be class ids in \[0, 2\) \(n_classes=2\); got min 0, max 2\."
     with pytest.raises(ValueError, match=message):
         classification_batches([[5, 6], [7], [8, 9]], [0, 2, 1], 2, batch_size=2)
     classifier = SentenceClassifier(small_model(), 2)

@@ -72,6 +72,18 @@ def test_chinese_figure_text_is_drawn_with_an_installed_cjk_font(chinese, capsys
     assert fonts.INSTALL_NOTICE not in capsys.readouterr().err
 
 
+def test_italic_chinese_figure_text_is_drawn_upright_in_the_cjk_font(chinese):
+    """A CJK family has no italic face: matplotlib would pick a Latin italic one without CJK
+    glyphs (notebook 00's architecture note was drawn in boxes)."""
+    if fonts.installed_cjk_family() is None:
+        pytest.skip("no CJK font installed: on Debian/Ubuntu, apt-get install fonts-noto-cjk")
+    i18n.set_language(LANG)
+    figure, axes = plt.subplots()
+    note = axes.text(0.5, 0.5, "（模型输出logit）", style="italic")
+    draw_without_boxes(figure)
+    assert note.get_fontstyle() == "normal"
+
+
 def test_without_a_cjk_font_figure_text_falls_back_to_english_with_one_notice(
     chinese, no_cjk_font, capsys
 ):

@@ -175,7 +175,7 @@ def check_id_range(name: str, tokens: torch.Tensor, vocab_size: int) -> None:
         fail(
             name,
             "token ids in [0, {vocab_size}) (the vocabulary size)",
-            f"ids in [{low}, {high}]",
+            f"min {low}, max {high}",
             "Check the vocabulary used to encode the text.",
             vocab_size=vocab_size,
         )
@@ -192,7 +192,7 @@ def check_labels(name: str, labels: object, n_classes: int) -> None:
         fail(
             name,
             "class ids in [0, {n_classes}) (n_classes={n_classes})",
-            f"ids in [{low}, {high}]",
+            f"min {low}, max {high}",
             "Number the classes 0, 1, ..., n_classes - 1.",
             n_classes=n_classes,
         )

@@ -12,7 +12,8 @@ catalogue, where it is translated. Nothing else is needed; the library does the 
   family of :data:`CJK_FAMILIES` (Debian/Ubuntu's ``fonts-noto-cjk``: Noto Sans CJK SC;
   macOS: PingFang SC, Hiragino Sans GB; Windows: Microsoft YaHei, SimHei; ...) at the head of
   matplotlib's ``font.sans-serif``, with DejaVu Sans after it for symbols and maths. A font
-  installed after matplotlib cached its font list is found too.
+  installed after matplotlib cached its font list is found too. CJK text is drawn upright:
+  a CJK family has no italic face.
 - **No CJK font: English, and one notice.** Then, just before a figure is drawn, each of its
   texts that holds a CJK character becomes the English it was translated from (the
   catalogue read backwards, templates and their values included: the ``english`` function
@@ -199,10 +200,17 @@ _CJK_PUNCTUATION = re.compile(f"([{''.join(_ASCII)}])")
 
 
 def _english_where_no_cjk_font(figure) -> None:
+    """CJK text in English where no CJK font is installed; where one is, upright: a CJK
+    family has no italic face, and matplotlib would draw italic CJK text in a Latin italic
+    font without CJK glyphs (boxes)."""
     from matplotlib.text import Text
 
     texts = [text for text in figure.findobj(Text) if has_cjk(text.get_text())]
-    if not texts or installed_cjk_family() is not None:
+    if not texts:
+        return
+    if installed_cjk_family() is not None:
+        for text in texts:
+            text.set_fontstyle("normal")
         return
     _notice()
     for text in texts:

@@ -168,6 +168,12 @@ def display_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
+def pad(text: str, width: int) -> str:
+    """``text`` and spaces to ``width`` columns (:func:`display_width`): a column of names
+    that lines up in either language."""
+    return text + " " * (width - display_width(text))
+
+
 def wrap_cjk(paragraph: str, width: int) -> list[str]:
     """``paragraph`` in lines of at most ``width`` columns, broken at spaces or between CJK
     characters (a word wider than ``width`` keeps a line to itself)."""

@@ -69,11 +69,11 @@ def draw_translation(
     typed = tokenize(text)
     words = truecase(typed, src_vocab)
     if not words:
-        _message(ax, "Type an English sentence.")
+        _message(ax, _("Type an English sentence."))
         return _("Type an English sentence, e.g. {example}").format(example=repr(EXAMPLE))
     check_model("model", model)
     if len(words) > model.max_len:
-        _message(ax, "Sentence too long")
+        _message(ax, _("Sentence too long"))
         return _(
             "⚠ {count} tokens: this model reads at most {max_len}. Try a shorter sentence."
         ).format(count=len(words), max_len=model.max_len)
@@ -102,16 +102,12 @@ def draw_translation(
     if ax is not None:
         weights = result.cross_attention[layer].mean(dim=0)  # (H, T, S) -> (T, S)
         src_labels = [w if w in src_vocab else f"{w}?" for w in words]
-        shown = layer % n_layers + 1
-        viz.plot_attention(
-            weights,
-            result.tgt_tokens,
-            src_labels,
-            ax=ax,
-            title=f"cross-attention, layer {shown} of {n_layers} (mean of heads)",
+        title = _("cross-attention, layer {layer} of {n_layers} (mean of heads)").format(
+            layer=layer % n_layers + 1, n_layers=n_layers
         )
-        ax.set_xlabel("English token (key, attended to)")
-        ax.set_ylabel("German token being produced (query)")
+        viz.plot_attention(weights, result.tgt_tokens, src_labels, ax=ax, title=title)
+        ax.set_xlabel(_("English token (key, attended to)"))
+        ax.set_ylabel(_("German token being produced (query)"))
     return "\n".join(lines)
 
 

@@ -10,6 +10,8 @@ variant of every study is here, translated.
 
 from __future__ import annotations
 
+import re
+
 from transformer_lib.i18n import N_, _
 
 VARIANTS = (
@@ -26,9 +28,13 @@ VARIANTS = (
     # decoder_only.VARIANTS (notebook 09)
     *(N_("encoder-decoder"), N_("decoder-only"), N_("+ pre-norm"), N_("+ GELU")),
     *(N_("+ learned positions"), N_("untied")),
-    # encoder_only.VARIANTS (notebook 10; GLOSSARY.md: their printed names stay English)
+    # encoder_only.VARIANTS (notebook 10)
     *(N_("pretrained"), N_("random start"), N_("bag of words")),
 )
+# Notebook 10: where it reads the word "dog" (its stages' names) and the two classes of its
+# task (data.classification.SUBJECT_NUMBER_CLASSES)
+STAGES = (N_("table (01)"), N_("input"), N_("layer 1"), N_("layer 2"))
+CLASSES = (N_("singular"), N_("plural"))
 # The decodings notebook 07 chooses between (translator_seeds.csv's decoding column)
 DECODINGS = (N_("greedy"), N_("beam 4"), N_("beam 4, alpha 0"), N_("beam 4, alpha 0.6"))
 # The studies' names (ablation.STUDIES and OTHER_STUDIES: notebook 08's table and figures)
@@ -39,7 +45,7 @@ STUDIES = (
 # What the verdicts are on (the metric of Verdict.sentence, a table's column)
 SCORES = (
     *(N_("valid BLEU"), N_("longer BLEU"), N_("valid AER"), N_("longer-split BLEU")),
-    *(N_("training time"), N_("valid BLEU at equal time")),
+    *(N_("training time"), N_("valid BLEU at equal time"), N_("accuracy")),
 )
 
 
@@ -47,3 +53,18 @@ def localised(name: str) -> str:
     """``name`` (a study's, a variant's, a score's or a decoding's) in the course's language:
     itself in English, or where the catalogue does not hold it."""
     return _(name) if name else name
+
+
+# A results file's machine column, as benchmarks/ write it
+_MACHINE = re.compile(
+    r"(?P<cpu>.+), (?P<threads>\d+) threads, torch (?P<torch>\S+), (?P<device>\S+)"
+)
+
+
+def localised_machine(text: str) -> str:
+    """A results file's machine (``"AMD EPYC, 2 threads, torch 2.13.0+cpu, cpu"``) in the
+    course's language; any other text as it is."""
+    found = _MACHINE.fullmatch(text)
+    if found is None:
+        return text
+    return _("{cpu}, {threads} threads, torch {torch}, {device}").format(**found.groupdict())

@@ -1,4 +1,5 @@
-"""What every figure shares: font sizes, tensors as arrays, a new Axes when none is given."""
+"""What every figure shares: font sizes, tensors as arrays, a new Axes when none is given,
+and labels looked up in the course's language."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import torch
 from matplotlib.axes import Axes
 
 from transformer_lib._checks import fail
+from transformer_lib.i18n import _
 
 # Large enough to read on a projector.
 TITLE_SIZE = 14
@@ -18,6 +20,14 @@ TICK_SIZE = 11
 # What the plot functions take: a tensor (any device, with or without grad), a numpy
 # array, or nested lists of numbers.
 ArrayLike = torch.Tensor | npt.ArrayLike
+
+
+def translated(text: str | None) -> str | None:
+    """``text``, a label as a figure draws it, in the course's language: a default marked
+    with ``N_()`` in a signature is looked up here, where it is drawn (after the notebook
+    chose its language). A caller's own label that the catalogue lacks, Chinese already, an
+    empty label or None comes back unchanged (``_("")`` would be the catalogue's header)."""
+    return _(text) if isinstance(text, str) and text else text
 
 
 def as_array(name: str, x: ArrayLike, ndim: int | None = None, shape_hint: str = "") -> np.ndarray:

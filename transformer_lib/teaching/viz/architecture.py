@@ -6,7 +6,7 @@ from __future__ import annotations
 from matplotlib.axes import Axes
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 
-from transformer_lib.i18n import _
+from transformer_lib.i18n import N_, _
 from transformer_lib.model.config import TransformerConfig
 from transformer_lib.teaching.viz._common import LABEL_SIZE, TICK_SIZE, TITLE_SIZE, new_axes
 
@@ -18,12 +18,12 @@ _COLOURS = {
     "linear": "#d9d2e9",
     "softmax": "#c9e8c4",
 }
-# Sub-layers bottom-up, as (box text, colour kind).
-_ENCODER = [("Multi-Head\nAttention", "attn"), ("Feed\nForward", "ffn")]
+# Sub-layers bottom-up, as (box text, colour kind); the text is looked up where drawn.
+_ENCODER = [(N_("Multi-Head\nAttention"), "attn"), (N_("Feed\nForward"), "ffn")]
 _DECODER = [
-    ("Masked Multi-Head\nAttention", "attn"),
-    ("Multi-Head\nAttention", "attn"),
-    ("Feed\nForward", "ffn"),
+    (N_("Masked Multi-Head\nAttention"), "attn"),
+    (N_("Multi-Head\nAttention"), "attn"),
+    (N_("Feed\nForward"), "ffn"),
 ]
 # A decoder-only model's layer: the decoder's without cross-attention (notebook 09).
 _DECODER_ONLY = [_DECODER[0], _DECODER[2]]
@@ -63,8 +63,8 @@ def _stack(
     ys, y = [], y0
     for text, kind in sublayers:
         ys.append(y)
-        _box(ax, x, y, text, kind)
-        _box(ax, x, y + 0.9, "Add & Norm", "norm", height=0.5)
+        _box(ax, x, y, _(text), kind)
+        _box(ax, x, y + 0.9, _("Add & Norm"), "norm", height=0.5)
         _arrow(ax, (x, y + 0.35), (x, y + 0.65))
         y += 1.8
         _arrow(ax, (x, y - 1.8 + 1.15), (x, y - 0.35))
@@ -100,7 +100,7 @@ def _embedding(ax: Axes, x: float, text: str) -> None:
     ax.text(
         x + 0.4 * side,
         1.7,
-        "Positional\nEncoding",
+        _("Positional\nEncoding"),
         ha="right" if side < 0 else "left",
         va="center",
         fontsize=TICK_SIZE - 1,
@@ -122,7 +122,7 @@ def _memory(ax: Axes, enc_x: float, dec_x: float, enc_top: float, cross_y: float
     ax.text(
         (enc_x + lane_x) / 2,
         lane_y + 0.1,
-        "memory (keys, values)",
+        _("memory (keys, values)"),
         ha="center",
         va="bottom",
         fontsize=TICK_SIZE - 1,
@@ -131,15 +131,15 @@ def _memory(ax: Axes, enc_x: float, dec_x: float, enc_top: float, cross_y: float
 
 def _output_head(ax: Axes, x: float, top: float) -> None:
     """Linear and softmax above the decoder stack, whose top is at ``top``."""
-    _box(ax, x, top + 0.9, "Linear", "linear", height=0.6)
-    _box(ax, x, top + 1.9, "Softmax", "softmax", height=0.6)
+    _box(ax, x, top + 0.9, _("Linear"), "linear", height=0.6)
+    _box(ax, x, top + 1.9, _("Softmax"), "softmax", height=0.6)
     _arrow(ax, (x, top), (x, top + 0.6))
     _arrow(ax, (x, top + 1.2), (x, top + 1.6))
-    ax.text(x, top + 2.6, "Output probabilities", ha="center", fontsize=LABEL_SIZE)
+    ax.text(x, top + 2.6, _("Output probabilities"), ha="center", fontsize=LABEL_SIZE)
     ax.text(
         x + 1.7,
         top + 1.4,
-        "(the model returns\nlogits; softmax lives\nin the loss)",
+        _("(the model returns\nlogits; softmax lives\nin the loss)"),
         ha="left",
         va="center",
         fontsize=TICK_SIZE - 2,
@@ -161,15 +161,15 @@ def plot_architecture(ax: Axes | None = None, config: TransformerConfig | None =
     n_enc = "N" if config is None else config.n_encoder_layers
     n_dec = "N" if config is None else config.n_decoder_layers
     enc_x, dec_x = 3.0, 8.0
-    _embedding(ax, enc_x, "Input\nEmbedding")
-    _embedding(ax, dec_x, "Output Embedding\n(shifted right)")
+    _embedding(ax, enc_x, _("Input\nEmbedding"))
+    _embedding(ax, dec_x, _("Output Embedding\n(shifted right)"))
     enc = _stack(ax, enc_x, _ENCODER, 3.1, f"{n_enc}×")
     dec = _stack(ax, dec_x, _DECODER, 3.1, f"{n_dec}×")
     _memory(ax, enc_x, dec_x, enc[-1] + 1.15, dec[1])
     top = dec[-1] + 1.15
     _output_head(ax, dec_x, top)
-    ax.text(enc_x, 0.5 - 0.9, "Inputs", ha="center", fontsize=LABEL_SIZE)
-    ax.text(dec_x, 0.5 - 0.9, "Outputs", ha="center", fontsize=LABEL_SIZE)
+    ax.text(enc_x, 0.5 - 0.9, _("Inputs"), ha="center", fontsize=LABEL_SIZE)
+    ax.text(dec_x, 0.5 - 0.9, _("Outputs"), ha="center", fontsize=LABEL_SIZE)
     if config is not None:
         ax.text(
             enc_x,
@@ -193,11 +193,11 @@ def _plot_decoder_only(ax: Axes | None, config: TransformerConfig) -> Axes:
     drawn at the same scale as :func:`plot_architecture`'s encoder–decoder."""
     ax = new_axes(ax, size=(6.5, 10.0))
     x = 3.0
-    _embedding(ax, x, "Token Embedding\n(shifted right)")
+    _embedding(ax, x, _("Token Embedding\n(shifted right)"))
     layer_ys = _stack(ax, x, _DECODER_ONLY, 3.1, f"{config.n_decoder_layers}×")
     top = layer_ys[-1] + 1.15
     _output_head(ax, x, top)
-    ax.text(x, 0.5 - 0.9, "Tokens", ha="center", fontsize=LABEL_SIZE)
+    ax.text(x, 0.5 - 0.9, _("Tokens"), ha="center", fontsize=LABEL_SIZE)
     ax.text(
         x,
         top + 3.4,

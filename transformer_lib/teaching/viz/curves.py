@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from transformer_lib._checks import fail
-from transformer_lib.i18n import N_
+from transformer_lib.i18n import N_, _
 from transformer_lib.teaching.viz._common import (
     LABEL_SIZE,
     TICK_SIZE,
@@ -16,6 +16,7 @@ from transformer_lib.teaching.viz._common import (
     ArrayLike,
     as_array,
     new_axes,
+    translated,
 )
 
 _HISTORY_HINT = N_(
@@ -68,19 +69,21 @@ def plot_loss_curve(
 
     ``history`` maps series names to lists of numbers, like the dict ``train()`` returns:
     ``{"step": [10, 20], "loss": [3.1, 2.4]}``; the optional ``"step"`` series gives the x
-    values (else 0, 1, 2, ...). For a live curve, call ``ax.clear()`` and plot again.
+    values (else 0, 1, 2, ...). A series name the catalogue holds ("loss") is shown in the
+    course's language. For a live curve, call ``ax.clear()`` and plot again.
     Shapes: every series (N,), as long as ``"step"``.
     """
     steps, series = _series(history)
     ax = new_axes(ax, size=(8.0, 4.5))
     for name, values in series.items():
         x = np.arange(len(values)) if steps is None else steps
-        ax.plot(x, values, label=name, linewidth=2, marker="o" if len(values) < 30 else None)
-    ax.set_xlabel("step", fontsize=LABEL_SIZE)
-    ax.set_ylabel("loss", fontsize=LABEL_SIZE)
+        marker = "o" if len(values) < 30 else None
+        ax.plot(x, values, label=translated(name), linewidth=2, marker=marker)
+    ax.set_xlabel(_("step"), fontsize=LABEL_SIZE)
+    ax.set_ylabel(_("loss"), fontsize=LABEL_SIZE)
     if log_scale:
         ax.set_yscale("log")
-    ax.set_title(title or "Training loss", fontsize=TITLE_SIZE)
+    ax.set_title(title or _("Training loss"), fontsize=TITLE_SIZE)
     ax.legend(fontsize=TICK_SIZE)
     ax.grid(alpha=0.3)
     return ax
@@ -98,20 +101,20 @@ def plot_lr_schedule(
     Shapes: steps (N,), lrs (N,) or a dict {label: (N,)} to compare schedules.
     """
     x = as_array("steps", steps, ndim=1)
-    curves = lrs if isinstance(lrs, Mapping) else {"learning rate": lrs}
+    curves = lrs if isinstance(lrs, Mapping) else {N_("learning rate"): lrs}
     ax = new_axes(ax, size=(8.0, 4.5))
     for label, values in curves.items():
         y = as_array("lrs", values, ndim=1)
         if len(y) != len(x):
             fail("lrs", "{n} values (one per step)", str(len(y)), n=len(x))
-        ax.plot(x, y, label=str(label), linewidth=2)
+        ax.plot(x, y, label=translated(str(label)), linewidth=2)
     if warmup_steps is not None:
         ax.axvline(
             warmup_steps, color="grey", linestyle="--", label=f"warmup_steps = {warmup_steps}"
         )
-    ax.set_xlabel("step", fontsize=LABEL_SIZE)
-    ax.set_ylabel("learning rate", fontsize=LABEL_SIZE)
-    ax.set_title(title or "Learning-rate schedule", fontsize=TITLE_SIZE)
+    ax.set_xlabel(_("step"), fontsize=LABEL_SIZE)
+    ax.set_ylabel(_("learning rate"), fontsize=LABEL_SIZE)
+    ax.set_title(title or _("Learning-rate schedule"), fontsize=TITLE_SIZE)
     ax.legend(fontsize=TICK_SIZE)
     ax.grid(alpha=0.3)
     return ax
@@ -121,7 +124,7 @@ def plot_seed_spread(
     results: Mapping[str, ArrayLike],
     ax: Axes | None = None,
     title: str = "",
-    xlabel: str = "valid BLEU",
+    xlabel: str = N_("valid BLEU"),
     baseline: str | None = None,
 ) -> Axes:
     """One row per variant: each seed's result as a dot, the mean as a bar, the min-max
@@ -146,7 +149,7 @@ def plot_seed_spread(
         ax.axvline(np.mean(_numbers("baseline", results[baseline])), color="grey", linestyle="--")
     ax.set_yticks(range(len(results)), list(results), fontsize=TICK_SIZE)
     ax.set_ylim(len(results) - 0.5, -0.5)  # the first variant on top
-    ax.set_xlabel(xlabel, fontsize=LABEL_SIZE)
+    ax.set_xlabel(translated(xlabel), fontsize=LABEL_SIZE)
     ax.tick_params(axis="x", labelsize=TICK_SIZE)
     if title:
         ax.set_title(title, fontsize=TITLE_SIZE)

@@ -15,6 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import Colormap
 
 from transformer_lib._checks import fail
+from transformer_lib.i18n import N_, _
 from transformer_lib.teaching.viz._common import (
     LABEL_SIZE,
     TICK_SIZE,
@@ -22,10 +23,16 @@ from transformer_lib.teaching.viz._common import (
     ArrayLike,
     as_array,
     new_axes,
+    translated,
 )
 
-# Axis labels and colour floor of every attention plot.
-_ATTENTION_STYLE = {"xlabel": "key (attended to)", "ylabel": "query (attending)", "vmin": 0.0}
+# Axis labels and colour floor of every attention plot (the labels looked up where drawn).
+_ATTENTION_STYLE = {
+    "xlabel": N_("key (attended to)"),
+    "ylabel": N_("query (attending)"),
+    "vmin": 0.0,
+}
+ATTENTION_WEIGHT = N_("attention weight")  # the colour bar of an attention plot
 # A grid of matrices: one (n, m), (k, n, m) or (rows, cols, n, m) array, a list of (n, m)
 # matrices, or a list of such lists (one per row).
 Matrices = ArrayLike | Sequence[ArrayLike] | Sequence[Sequence[ArrayLike]]
@@ -56,8 +63,8 @@ def plot_heatmap(
     y_labels: Sequence[str] | None = None,
     ax: Axes | None = None,
     title: str | None = None,
-    xlabel: str = "key",
-    ylabel: str = "query",
+    xlabel: str = N_("key"),
+    ylabel: str = N_("query"),
     cmap: str | Colormap = "viridis",
     vmin: float | None = None,
     vmax: float | None = None,
@@ -67,7 +74,9 @@ def plot_heatmap(
 ) -> Axes:
     """One matrix as a heatmap: row i at the top, column j on the x axis.
 
-    ``annotate=True`` writes each value in its cell (for small matrices).
+    ``annotate=True`` writes each value in its cell (for small matrices). The axis and
+    colour-bar labels are looked up in the course's language where the catalogue holds them
+    (the defaults do; a label it lacks is drawn as given).
     Shapes: matrix (n, m) (leading size-1 dimensions are dropped).
     """
     values = as_array("matrix", matrix, ndim=2, shape_hint="(n, m)").astype(float)
@@ -79,8 +88,8 @@ def plot_heatmap(
         values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest"
     )
     _set_ticks(ax, x_labels, y_labels)
-    ax.set_xlabel(xlabel, fontsize=LABEL_SIZE)
-    ax.set_ylabel(ylabel, fontsize=LABEL_SIZE)
+    ax.set_xlabel(translated(xlabel), fontsize=LABEL_SIZE)
+    ax.set_ylabel(translated(ylabel), fontsize=LABEL_SIZE)
     if title:
         ax.set_title(title, fontsize=TITLE_SIZE)
     if annotate:
@@ -93,7 +102,7 @@ def plot_heatmap(
     if colorbar:
         bar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
         if colorbar_label:
-            bar.set_label(colorbar_label, fontsize=LABEL_SIZE)
+            bar.set_label(translated(colorbar_label), fontsize=LABEL_SIZE)
     return ax
 
 
@@ -122,8 +131,8 @@ def show_heatmaps(
     x_labels: Sequence[str] | None = None,
     y_labels: Sequence[str] | None = None,
     titles: Sequence[str] | Sequence[Sequence[str]] | None = None,
-    xlabel: str = "key",
-    ylabel: str = "query",
+    xlabel: str = N_("key"),
+    ylabel: str = N_("query"),
     cmap: str | Colormap = "viridis",
     vmin: float | None = None,
     vmax: float | None = None,
@@ -203,7 +212,7 @@ def plot_attention(
         **_ATTENTION_STYLE,
         vmax=vmax,
         colorbar=colorbar,
-        colorbar_label="attention weight",
+        colorbar_label=ATTENTION_WEIGHT,
     )
 
 
@@ -227,7 +236,7 @@ def plot_attention_heads(
         grid,
         key_tokens,
         query_tokens,
-        titles=[f"head {h}" for h in range(n_heads)],
+        titles=[_("head {h}").format(h=h) for h in range(n_heads)],
         **_ATTENTION_STYLE,
         suptitle=title,
     )

@@ -14,8 +14,9 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Rectangle
 
 from transformer_lib._checks import fail
+from transformer_lib.i18n import N_, _
 from transformer_lib.teaching.viz._common import TICK_SIZE, ArrayLike, as_array
-from transformer_lib.teaching.viz.heatmaps import plot_heatmap
+from transformer_lib.teaching.viz.heatmaps import ATTENTION_WEIGHT, plot_heatmap
 
 # Colours of a mask plot: blocked positions dark, allowed positions light.
 MASK_CMAP = ListedColormap(["#3b3b58", "#f6d55c"])
@@ -27,8 +28,8 @@ def plot_mask(
     title: str | None = None,
     x_labels: Sequence[str] | None = None,
     y_labels: Sequence[str] | None = None,
-    xlabel: str = "key",
-    ylabel: str = "query",
+    xlabel: str = N_("key"),
+    ylabel: str = N_("query"),
     shape: tuple[int, int] | None = None,
 ) -> Axes:
     """A bool mask: light cells may attend (True), dark cells are blocked (False).
@@ -62,7 +63,8 @@ def plot_mask(
     ax.grid(which="minor", color="white", linewidth=1)
     ax.tick_params(which="minor", length=0)
     bar = ax.figure.colorbar(ax.images[-1], ax=ax, ticks=[0.25, 0.75], fraction=0.046, pad=0.04)
-    bar.ax.set_yticklabels(["blocked\n(False)", "may attend\n(True)"], fontsize=TICK_SIZE)
+    ticks = [_("blocked\n(False)"), _("may attend\n(True)")]
+    bar.ax.set_yticklabels(ticks, fontsize=TICK_SIZE)
     return ax
 
 
@@ -96,14 +98,14 @@ def plot_alignment(
         src_tokens,
         tgt_tokens,
         ax=ax,
-        title=title or "Cross-attention (red boxes: gold alignment)",
-        xlabel="source token (key)",
-        ylabel="target token (query)",
+        title=title or _("Cross-attention (red boxes: gold alignment)"),
+        xlabel=_("source token (key)"),
+        ylabel=_("target token (query)"),
         vmin=0.0,
-        colorbar_label="attention weight",
+        colorbar_label=ATTENTION_WEIGHT,
     )
     for n, (i, j) in enumerate(gold):
-        label = "gold alignment" if n == 0 else None  # one legend entry for all boxes
+        label = _("gold alignment") if n == 0 else None  # one legend entry for all boxes
         box = Rectangle(
             (i - 0.5, j - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2.5, label=label
         )

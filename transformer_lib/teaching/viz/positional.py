@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from transformer_lib._checks import fail
+from transformer_lib.i18n import N_, _
 from transformer_lib.teaching.viz._common import (
     LABEL_SIZE,
     TICK_SIZE,
@@ -17,6 +18,9 @@ from transformer_lib.teaching.viz._common import (
     new_axes,
 )
 from transformer_lib.teaching.viz.heatmaps import plot_heatmap
+
+COLUMN = N_("column (2i: sin, 2i + 1: cos)")  # the x axis of the table: its columns
+VALUE = N_("value")  # the colour bar of the table, the y axis of one row
 
 
 def plot_positional_encoding(
@@ -34,13 +38,13 @@ def plot_positional_encoding(
     ax = plot_heatmap(
         values,
         ax=ax,
-        xlabel="column (2i: sin, 2i + 1: cos)",
-        ylabel="position pos",
-        title=title or "Positional encoding PE[pos, column]",
+        xlabel=COLUMN,
+        ylabel=_("position pos"),
+        title=title or _("Positional encoding PE[pos, column]"),
         cmap="RdBu_r",
         vmin=-1.0,
         vmax=1.0,
-        colorbar_label="value",
+        colorbar_label=VALUE,
     )
     return ax
 
@@ -62,11 +66,13 @@ def plot_pe_curves(
             fail("dims", "column indices in [0, {width})", repr(list(dims)), width=width)
     ax = new_axes(ax, size=(9.0, 5.0))
     for d in dims:
-        label = f"column {int(d)} (pair {int(d) // 2}, {'cos' if int(d) % 2 else 'sin'})"
+        label = _("column {column} (pair {pair}, {function})").format(
+            column=int(d), pair=int(d) // 2, function="cos" if int(d) % 2 else "sin"
+        )
         ax.plot(np.arange(length), values[:, int(d)], label=label, linewidth=2)
-    ax.set_xlabel("position pos", fontsize=LABEL_SIZE)
-    ax.set_ylabel("PE[pos, column]", fontsize=LABEL_SIZE)
-    ax.set_title(title or "Positional-encoding curves", fontsize=TITLE_SIZE)
+    ax.set_xlabel(_("position pos"), fontsize=LABEL_SIZE)
+    ax.set_ylabel(_("PE[pos, column]"), fontsize=LABEL_SIZE)
+    ax.set_title(title or _("Positional-encoding curves"), fontsize=TITLE_SIZE)
     if len(dims):
         ax.legend(fontsize=TICK_SIZE, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(alpha=0.3)

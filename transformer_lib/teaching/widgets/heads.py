@@ -50,7 +50,11 @@ def draw_head_picker(
     if head >= n_heads:
         fail("head", "an int < n_heads={n_heads}", repr(head), n_heads=n_heads)
     viz.plot_attention(
-        weights[head], query_tokens, key_tokens, ax=ax, title=title or f"head {head} of {n_heads}"
+        weights[head],
+        query_tokens,
+        key_tokens,
+        ax=ax,
+        title=title or _("head {head} of {n_heads}").format(head=head, n_heads=n_heads),
     )
     return weights[head]
 
@@ -76,7 +80,11 @@ def head_picker_widget(
     def render(head: int, layer: int = 0) -> Figure:
         T, S = layers[layer].shape[1:]
         fig = Figure(figsize=(min(12, 0.5 * S + 3), min(10, 0.5 * T + 2)), layout="constrained")
-        title = f"layer {layer}, head {head} of {n_heads}" if len(layers) > 1 else None
+        title = None
+        if len(layers) > 1:
+            title = _("layer {layer}, head {head} of {n_heads}").format(
+                layer=layer, head=head, n_heads=n_heads
+            )
         draw_head_picker(fig.add_subplot(), layers[layer], head, query_tokens, key_tokens, title)
         return fig
 

@@ -9,7 +9,7 @@ import torch
 from matplotlib.figure import Figure
 
 from transformer_lib._checks import check_int, fail
-from transformer_lib.i18n import _
+from transformer_lib.i18n import N_, _
 from transformer_lib.model.masks import causal_mask, padding_mask
 from transformer_lib.teaching import viz
 from transformer_lib.teaching.widgets._common import (
@@ -22,6 +22,14 @@ from transformer_lib.teaching.widgets._common import (
 )
 
 __all__ = ["draw_mask_builder", "mask_builder_widget"]
+
+# A panel's mask, by (padding, causal): its title says which.
+_KINDS = {
+    (True, True): N_("padding AND causal"),
+    (True, False): N_("padding"),
+    (False, True): N_("causal"),
+    (False, False): N_("no mask"),
+}
 
 
 def draw_mask_builder(
@@ -48,7 +56,7 @@ def draw_mask_builder(
     if causal:
         mask = mask & causal_mask(T)  # (1, 1, T, T): blocks the future
     mask = mask[:, 0]  # (B, 1, T, T) -> (B, T, T)
-    kind = " AND ".join(name for name, on in (("padding", pad), ("causal", causal)) if on)
+    kind = _(_KINDS[bool(pad), bool(causal)])
     for b, ax in enumerate(grid_axes(fig_or_axes, B)):
         labels = (
             list(tokens[b])
@@ -60,7 +68,7 @@ def draw_mask_builder(
             ax=ax,
             x_labels=labels,
             y_labels=labels,
-            title=f"sequence {b} ({kind or 'no mask'})",
+            title=_("sequence {index} ({kind})").format(index=b, kind=kind),
         )
     return mask
 

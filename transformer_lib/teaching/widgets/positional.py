@@ -12,6 +12,7 @@ from transformer_lib._checks import check_int, fail
 from transformer_lib.i18n import _
 from transformer_lib.model.embeddings import sinusoidal_positional_encoding
 from transformer_lib.teaching import viz
+from transformer_lib.teaching.viz.positional import COLUMN, VALUE
 from transformer_lib.teaching.widgets._common import Canvas, Panel, grid_axes, panel, slider
 
 __all__ = ["draw_pe_explorer", "pe_explorer_widget"]
@@ -34,19 +35,21 @@ def draw_pe_explorer(
         fail("position", "an int < max_len={max_len}", repr(position), max_len=max_len)
     table = sinusoidal_positional_encoding(max_len, d_model)  # (L, D)
     heat, curves, vector = grid_axes(fig_or_axes, 3)
-    viz.plot_positional_encoding(table, ax=heat, title=f"PE table, d_model={d_model}")
+    title = _("PE table, d_model={d_model}").format(d_model=d_model)
+    viz.plot_positional_encoding(table, ax=heat, title=title)
     heat.axhline(position, color="black", linewidth=2)
     for d in dims:
         heat.axvline(d, color="black", linestyle=":", linewidth=1.5)
-    viz.plot_pe_curves(table, dims, ax=curves, title="chosen dimensions")
+    viz.plot_pe_curves(table, dims, ax=curves, title=_("chosen dimensions"))
     curves.axvline(position, color="black", linewidth=1.5)
     for d in dims:
         curves.plot([position], [float(table[position, d])], "o", color="black")
     vector.bar(np.arange(d_model), table[position].numpy(), color="tab:blue")
     vector.set_ylim(-1.1, 1.1)
-    vector.set_xlabel("column (2i: sin, 2i + 1: cos)", fontsize=viz.LABEL_SIZE)
-    vector.set_ylabel("value", fontsize=viz.LABEL_SIZE)
-    vector.set_title(f"the vector PE[{position}]", fontsize=viz.TITLE_SIZE)
+    vector.set_xlabel(_(COLUMN), fontsize=viz.LABEL_SIZE)
+    vector.set_ylabel(_(VALUE), fontsize=viz.LABEL_SIZE)
+    title = _("the vector PE[{position}]").format(position=position)
+    vector.set_title(title, fontsize=viz.TITLE_SIZE)
     return [heat, curves, vector]
 
 

@@ -44,7 +44,9 @@ def draw_attention_temperature(
         key_tokens,
         ax=ax,
         vmax=1.0,
-        title=f"temperature {temperature:.3g}: mean top weight {top:.2f}",
+        title=_("temperature {temperature:.3g}: mean top weight {top:.2f}").format(
+            temperature=temperature, top=top
+        ),
     )
     return weights
 
