@@ -31,7 +31,7 @@ def test_unknown_words_are_marked_not_a_crash(model, src_vocab, tgt_vocab):
     text = draw_translation(
         ax, "the zebra sees a cat.", model, src_vocab, tgt_vocab, method="beam", layer=0
     )
-    assert "⚠ not in the vocabulary, read as <unk>: zebra" in text
+    assert "⚠ not in the vocabulary, read as <unk>: 'zebra'" in text
     assert "zebra?" in [t.get_text() for t in ax.get_xticklabels()]
     assert "layer 1 of 2" in ax.get_title()
     plt.close(fig)

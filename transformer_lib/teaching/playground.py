@@ -98,7 +98,7 @@ def draw_translation(
             "⚠ not in the vocabulary, read as <unk>: {words}. "
             "The model has never seen these words, so it cannot translate them."
         )
-        lines.append(warning.format(words=", ".join(result.unknown)))
+        lines.append(warning.format(words=", ".join(map(repr, result.unknown))))  # quoted, as typed
     if ax is not None:
         weights = result.cross_attention[layer].mean(dim=0)  # (H, T, S) -> (T, S)
         src_labels = [w if w in src_vocab else f"{w}?" for w in words]

@@ -10,7 +10,7 @@ one vocabulary for both languages (``data.joint_vocab``). It trains on the same
 pairs, joined pairs included, in the same batches for a seed, with the same
 ``ablation.RECIPE`` (steps, warm-up, peak rate, batch size, label smoothing).
 
-GPT-2's choices are then switched on one at a time on the decoder-only model
+GPT-1's and GPT-2's choices are then switched on one at a time on the decoder-only model
 (:data:`VARIANTS`). The course's model already ties the output layer to the input
 embedding, as GPT-2 does (§3.4, ``TransformerConfig.tie_output``), so that switch is
 measured by turning it off ("untied"). It does not have the other three: it is post-norm
@@ -61,7 +61,7 @@ from transformer_lib.train import make_optimizer, make_scheduler, train
 from transformer_lib.train.evaluate import evaluate_translations
 
 ENCODER_DECODER, DECODER_ONLY = "encoder-decoder", "decoder-only"
-# name -> the decoder-only model's config fields that differ (GPT-2's choices, one each)
+# name -> the decoder-only model's config fields that differ (GPT-1's and GPT-2's choices, one each)
 SWITCHES: dict[str, dict] = {
     "+ pre-norm": {"norm_first": True},  # with the final LayerNorm (model._final_norm)
     "+ GELU": {"activation": "gelu"},
