@@ -145,7 +145,9 @@ $(VPY):
 # here so that the students' JupyterLab shows none of them. The command line still works.
 # tools/lab_settings/overrides.json becomes JupyterLab's default settings: the course runs
 # offline, so it neither asks to fetch Jupyter's news nor checks for updates.
-# tools/lab_settings/zh_CN holds the user settings `make lab-zh` starts with (locale zh_CN).
+# tools/lab_settings/zh_CN holds the user settings `make lab-zh` starts with: locale zh_CN,
+# and code and outputs in a font that draws a Chinese character two columns wide (theme
+# overrides are read from the user's settings only, not from overrides.json).
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 $(STAMP): pyproject.toml constraints.txt Makefile $(shell find tools/lab_settings -type f) | $(VPY)
 	$(PIP) install -c constraints.txt -e '.[course,test,instructor]'

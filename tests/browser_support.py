@@ -59,13 +59,28 @@ LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
 
-# The Chinese edition: JupyterLab's interface in Chinese (the language pack the course
-# installs), as `make lab-zh` starts it. The library's messages are Chinese because the
-# notebook says so (set_language in its first cell), even where the environment says
-# English, as the class hub's deploy/ does for everyone.
-ZH_SETTINGS = LAB_SETTINGS | {
-    "@jupyterlab/translation-extension/plugin.jupyterlab-settings": {"locale": "zh_CN"}
-}
+
+def lab_settings_in(folder: Path) -> dict[str, dict]:
+    """The user settings files under ``folder`` (JupyterLab's JSON, with ``//`` comment
+    lines), by their paths relative to it."""
+    return {
+        path.relative_to(folder).as_posix(): json.loads(
+            "\n".join(
+                line
+                for line in path.read_text(encoding="utf-8").splitlines()
+                if not line.lstrip().startswith("//")
+            )
+        )
+        for path in sorted(folder.rglob("*.jupyterlab-settings"))
+    }
+
+
+# The Chinese edition as `make lab-zh` starts it, with its settings (tools/lab_settings/
+# zh_CN): JupyterLab's interface in Chinese (the language pack the course installs), and
+# outputs in a font that draws a Chinese character two columns wide. The library's messages
+# are Chinese because the notebook says so (set_language in its first cell), even where the
+# environment says English, as the class hub's deploy/ does for everyone.
+ZH_SETTINGS = LAB_SETTINGS | lab_settings_in(REPO / "tools" / "lab_settings" / "zh_CN")
 ZH_ENV = {"COURSE_LANG": "en"}
 ZH_NOTEBOOK_PATHS = sorted((NOTEBOOKS / "zh_CN").glob("[0-9][0-9]_*.ipynb"))
 EDITION_PATHS = NOTEBOOK_PATHS + ZH_NOTEBOOK_PATHS  # both editions, English first

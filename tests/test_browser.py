@@ -567,6 +567,40 @@ def chinese_font_problem(page: Page, screenshot: Path) -> str | None:
     )
 
 
+# A Chinese character's width in columns of an output's monospace text, as the page draws it
+COLUMNS_JS = """() => {
+    const pre = document.querySelector(".jp-OutputArea-output pre");
+    if (!pre) return null;
+    const width = (text) => {
+        const span = pre.appendChild(document.createElement("span"));
+        span.textContent = text;
+        const drawn = span.getBoundingClientRect().width;
+        span.remove();
+        return drawn;
+    };
+    return [width("一二三四五六七八九十") / width("0123456789"), getComputedStyle(pre).fontFamily];
+}"""
+
+
+def column_problem(page: Page) -> str | None:
+    """Why the Chinese edition's printed tables do not line up, or None. They are padded
+    with spaces, a Chinese character counted as two columns (`transformer_lib.i18n.pad`),
+    so the outputs' font must draw it two columns wide: Noto Sans Mono CJK SC does, by the
+    course's JupyterLab settings (tools/lab_settings/overrides.json); JupyterLab's own
+    fonts draw it 1.66 columns wide, and each Chinese label shifts the rest of its row."""
+    measured = page.evaluate(COLUMNS_JS)
+    if measured is None:
+        return "no output drawn as text, so no column to measure"
+    columns, family = measured
+    if abs(columns - 2) <= 0.04:
+        return None
+    return (
+        f"a Chinese character is {columns:.2f} columns wide in the outputs' font ({family}), "
+        "not 2: the printed tables do not line up. Install Debian's fonts-noto-cjk and the "
+        "course's JupyterLab settings (make install copies tools/lab_settings/overrides.json)"
+    )
+
+
 @contextlib.contextmanager
 def chinese_lab_page(browser, tmp_path: Path, path: Path) -> Iterator[tuple[Page, bs.LabServer]]:
     """A Chinese JupyterLab (interface in Chinese, COURSE_LANG=en as on the class hub) with
@@ -604,13 +638,16 @@ def test_the_chinese_edition_is_drawn_in_chinese_glyphs_on_slides_that_fit(brows
     Markdown, code comments and stored outputs, every cell: the lab renders them all;
     DevTools' CSS.getPlatformFontsForNode) must include fonts that fontconfig lists for
     Chinese (`fc-list :lang=zh`), drawing at least as many glyphs as the text has Chinese
-    characters. Then its deck, with the stored outputs, is walked: a Chinese line holds
-    fewer characters than an English one, so Chinese slides are taller."""
+    characters. Its printed tables must line up (`column_problem`). Then its deck, with the
+    stored outputs, is walked: a Chinese line holds fewer characters than an English one, so
+    Chinese slides are taller."""
     path = bs.NOTEBOOKS / "zh_CN" / name
     with chinese_lab_page(browser, tmp_path, path) as (page, _):
         problem = chinese_font_problem(page, bs.SCREENSHOTS / f"browser-zh_CN-font-{path.stem}.png")
+        columns = column_problem(page)
         deck = check_deck(f"zh_CN/{name}", present(page, name), slide_count(path))
     assert problem is None, problem
+    assert columns is None, columns
     assert not deck, "\n".join(deck)
 
 
