@@ -586,8 +586,8 @@ def column_problem(page: Page) -> str | None:
     """Why the Chinese edition's printed tables do not line up, or None. They are padded
     with spaces, a Chinese character counted as two columns (`transformer_lib.i18n.pad`),
     so the outputs' font must draw it two columns wide: Noto Sans Mono CJK SC does, by the
-    course's JupyterLab settings (tools/lab_settings/overrides.json); JupyterLab's own
-    fonts draw it 1.66 columns wide, and each Chinese label shifts the rest of its row."""
+    settings `make lab-zh` starts with (tools/lab_settings/zh_CN); JupyterLab's own fonts
+    draw it 1.66 columns wide, and each Chinese label shifts the rest of its row."""
     measured = page.evaluate(COLUMNS_JS)
     if measured is None:
         return "no output drawn as text, so no column to measure"
@@ -596,8 +596,8 @@ def column_problem(page: Page) -> str | None:
         return None
     return (
         f"a Chinese character is {columns:.2f} columns wide in the outputs' font ({family}), "
-        "not 2: the printed tables do not line up. Install Debian's fonts-noto-cjk and the "
-        "course's JupyterLab settings (make install copies tools/lab_settings/overrides.json)"
+        "not 2: the printed tables do not line up. Install Debian's fonts-noto-cjk; the "
+        "code font is set in tools/lab_settings/zh_CN, the settings make lab-zh starts with"
     )
 
 
