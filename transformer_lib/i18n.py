@@ -151,6 +151,14 @@ def say(template: str, /, **values: object) -> None:
     print(_(template).format(**values))
 
 
+def translated(text: str | None) -> str | None:
+    """``text``, a label as it is shown (a figure's, a study's variant, a table's column), in
+    the course's language: looked up where it is shown, after the notebook chose its language.
+    A label the catalogue lacks, Chinese already, an empty label or None comes back unchanged
+    (``_("")`` would be the catalogue's header)."""
+    return _(text) if isinstance(text, str) and text else text
+
+
 def N_(message: str) -> str:
     """Mark ``message`` for the catalogue; translated later, where it is shown, with ``_``."""
     return message

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from transformer_lib.i18n import N_, _
+from transformer_lib.i18n import N_, _, translated
 
 VARIANTS = (
     # ablation.STUDIES (notebook 08); "4 heads" is notebook 07's model, counted in heads
@@ -49,10 +49,9 @@ SCORES = (
 )
 
 
-def localised(name: str) -> str:
-    """``name`` (a study's, a variant's, a score's or a decoding's) in the course's language:
-    itself in English, or where the catalogue does not hold it."""
-    return _(name) if name else name
+# A study's, a variant's, a score's or a decoding's name in the course's language: itself in
+# English, or where the catalogue does not hold it (the figures' lookup, under the studies' name)
+localised = translated
 
 
 # A results file's machine column, as benchmarks/ write it

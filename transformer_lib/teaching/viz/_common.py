@@ -10,7 +10,7 @@ import torch
 from matplotlib.axes import Axes
 
 from transformer_lib._checks import fail
-from transformer_lib.i18n import _
+from transformer_lib.i18n import translated as translated  # the figures' labels (re-exported)
 
 # Large enough to read on a projector.
 TITLE_SIZE = 14
@@ -20,14 +20,6 @@ TICK_SIZE = 11
 # What the plot functions take: a tensor (any device, with or without grad), a numpy
 # array, or nested lists of numbers.
 ArrayLike = torch.Tensor | npt.ArrayLike
-
-
-def translated(text: str | None) -> str | None:
-    """``text``, a label as a figure draws it, in the course's language: a default marked
-    with ``N_()`` in a signature is looked up here, where it is drawn (after the notebook
-    chose its language). A caller's own label that the catalogue lacks, Chinese already, an
-    empty label or None comes back unchanged (``_("")`` would be the catalogue's header)."""
-    return _(text) if isinstance(text, str) and text else text
 
 
 def as_array(name: str, x: ArrayLike, ndim: int | None = None, shape_hint: str = "") -> np.ndarray:
